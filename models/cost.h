@@ -1,0 +1,35 @@
+// Cost model of one training step, computed from the configuration alone:
+// model FLOPs in MaxText's convention (docs/metrics.md) and an estimate of the
+// training memory. Nothing here allocates tensors.
+#pragma once
+
+#include <cstdint>
+
+#include "models/config.h"
+
+namespace twinbench {
+
+// Forward + backward FLOPs of one optimizer step on one device (per-device batch B,
+// sequence S), split as MaxText prints it: weight matmuls vs causal attention.
+struct FlopBreakdown {
+  double weights = 0;    // 3 * (L * (FFN + QKV + Proj) + Emb)
+  double attention = 0;  // 3 * L * Attn
+  double total() const { return weights + attention; }
+  double attention_fraction() const { return total() > 0 ? attention / total() : 0.0; }
+};
+FlopBreakdown model_flops_per_step(const ModelConfig& config, int64_t batch, int64_t seq_len);
+
+// Estimated peak training memory of one device, in bytes.
+struct MemoryEstimate {
+  int64_t weights = 0;      // fp32 master weights
+  int64_t gradients = 0;    // fp32
+  int64_t optimizer = 0;    // optimizer state (AdamW: 2 fp32 moments)
+  int64_t activations = 0;  // saved for backward, incl. logits and log-softmax
+  int64_t total() const { return weights + gradients + optimizer + activations; }
+};
+// `compute_bytes` is 4 for fp32 and 2 for bf16 activations; `optimizer_states`
+// is the number of fp32 tensors per parameter the optimizer keeps (AdamW 2, SGD 1).
+MemoryEstimate training_memory(const ModelConfig& config, int64_t batch, int64_t seq_len,
+                               int compute_bytes, int optimizer_states);
+
+}  // namespace twinbench

@@ -1,0 +1,70 @@
+// Functional decoder: pure functions over a Params struct (see model.h).
+#include "models/functional/model.h"
+
+namespace twinbench::functional {
+
+std::vector<std::pair<std::string, torch::Tensor*>> named_fields(Params& p) {
+  namespace n = canonical;
+  std::vector<std::pair<std::string, torch::Tensor*>> out;
+  out.emplace_back(n::kEmbedding, &p.embedding);
+  for (size_t l = 0; l < p.layers.size(); ++l) {
+    const std::string pre = n::layer_prefix(static_cast<int64_t>(l));
+    auto& L = p.layers[l];
+    out.emplace_back(pre + n::kAttnNorm, &L.attn_norm);
+    out.emplace_back(pre + n::kQuery, &L.query);
+    out.emplace_back(pre + n::kKey, &L.key);
+    out.emplace_back(pre + n::kValue, &L.value);
+    out.emplace_back(pre + n::kOut, &L.out);
+    out.emplace_back(pre + n::kMlpNorm, &L.mlp_norm);
+    out.emplace_back(pre + n::kWi0, &L.wi_0);
+    out.emplace_back(pre + n::kWi1, &L.wi_1);
+    out.emplace_back(pre + n::kWo, &L.wo);
+  }
+  out.emplace_back(n::kFinalNorm, &p.final_norm);
+  out.emplace_back(n::kLogits, &p.logits);
+  return out;
+}
+
+namespace {
+
+// x [B, S, d] -> x + attention(norm(x)) with dropout site 2*layer.
+torch::Tensor attention_block(const LayerParams& p, const torch::Tensor& x, int64_t layer, const ForwardArgs& a) {
+  const auto& c = a.config;
+  const int64_t B = x.size(0), S = x.size(1);
+  const auto h = ops::rms_norm(x, p.attn_norm, c.eps);
+  auto q = ops::dense(h, p.query, 1).view({B, S, c.heads, c.head_dim});
+  auto k = ops::dense(h, p.key, 1).view({B, S, c.kv_heads, c.head_dim});
+  const auto v = ops::dense(h, p.value, 1).view({B, S, c.kv_heads, c.head_dim});
+  q = ops::apply_rope(q, a.rope);
+  k = ops::apply_rope(k, a.rope);
+  const auto attn = ops::dense(ops::causal_attention(q, k, v, a.mask), p.out, 2);
+  const double rate = a.training ? c.dropout : 0.0;
+  return x + ops::dropout(attn, rate, a.dropout_key, 2 * layer);
+}
+
+// x [B, S, d] -> x + swiglu_mlp(norm(x)) with dropout site 2*layer+1.
+torch::Tensor mlp_block(const LayerParams& p, const torch::Tensor& x, int64_t layer, const ForwardArgs& a) {
+  const auto h = ops::rms_norm(x, p.mlp_norm, a.config.eps);
+  const auto y = ops::dense(ops::swiglu(ops::dense(h, p.wi_0, 1), ops::dense(h, p.wi_1, 1)), p.wo, 1);
+  const double rate = a.training ? a.config.dropout : 0.0;
+  return x + ops::dropout(y, rate, a.dropout_key, 2 * layer + 1);
+}
+
+}  // namespace
+
+torch::Tensor forward(const Params& params, const torch::Tensor& tokens, const ForwardArgs& args) {
+  auto x = torch::embedding(params.embedding, tokens);  // [B, S, d]
+  for (size_t l = 0; l < params.layers.size(); ++l) {
+    x = attention_block(params.layers[l], x, static_cast<int64_t>(l), args);
+    x = mlp_block(params.layers[l], x, static_cast<int64_t>(l), args);
+  }
+  x = ops::rms_norm(x, params.final_norm, args.config.eps);
+  return ops::dense(x, params.logits, 1);  // [B, S, V]
+}
+
+torch::Tensor loss(const Params& params, const torch::Tensor& tokens, const torch::Tensor& targets,
+                   const ForwardArgs& args) {
+  return ops::cross_entropy(forward(params, tokens, args), targets);
+}
+
+}  // namespace twinbench::functional

@@ -1,0 +1,87 @@
+// Module decoder: a torch::nn::Module tree (see model.h).
+#include "models/module/model.h"
+
+namespace twinbench::module {
+
+namespace nn = torch::nn;
+
+namespace {
+nn::Linear linear(int64_t in, int64_t out) { return nn::Linear(nn::LinearOptions(in, out).bias(false)); }
+}  // namespace
+
+RmsNormImpl::RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
+  scale = register_parameter("scale", torch::ones({dim}));
+}
+
+torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) { return ops::rms_norm(x, scale, eps_); }
+
+AttentionImpl::AttentionImpl(const ModelConfig& c)
+    : heads_(c.heads), kv_heads_(c.kv_heads), head_dim_(c.head_dim) {
+  query = register_module("query", linear(c.d_model, c.heads * c.head_dim));
+  key = register_module("key", linear(c.d_model, c.kv_heads * c.head_dim));
+  value = register_module("value", linear(c.d_model, c.kv_heads * c.head_dim));
+  out = register_module("out", linear(c.heads * c.head_dim, c.d_model));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const LayerContext& ctx) {
+  const int64_t B = x.size(0), S = x.size(1);
+  const auto q = ops::apply_rope(query(x).view({B, S, heads_, head_dim_}), ctx.rope);
+  const auto k = ops::apply_rope(key(x).view({B, S, kv_heads_, head_dim_}), ctx.rope);
+  const auto v = value(x).view({B, S, kv_heads_, head_dim_});
+  return out(ops::causal_attention(q, k, v, ctx.mask));
+}
+
+MlpImpl::MlpImpl(const ModelConfig& c) {
+  wi_0 = register_module("wi_0", linear(c.d_model, c.mlp_dim));
+  wi_1 = register_module("wi_1", linear(c.d_model, c.mlp_dim));
+  wo = register_module("wo", linear(c.mlp_dim, c.d_model));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return wo(ops::swiglu(wi_0(x), wi_1(x))); }
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& c, int64_t index) : index_(index) {
+  pre_self_attention_layer_norm = register_module("pre_self_attention_layer_norm", RmsNorm(c.d_model, c.eps));
+  self_attention = register_module("self_attention", Attention(c));
+  post_self_attention_layer_norm = register_module("post_self_attention_layer_norm", RmsNorm(c.d_model, c.eps));
+  mlp = register_module("mlp", Mlp(c));
+}
+
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const LayerContext& ctx) {
+  const auto attn = self_attention(pre_self_attention_layer_norm(x), ctx);
+  const auto h = x + ops::dropout(attn, ctx.dropout, ctx.key, 2 * index_);
+  const auto y = mlp(post_self_attention_layer_norm(h));
+  return h + ops::dropout(y, ctx.dropout, ctx.key, 2 * index_ + 1);
+}
+
+DecoderImpl::DecoderImpl(const ModelConfig& c, uint64_t dropout_seed) : config_(c) {
+  rngs_.seed = dropout_seed;
+  token_embedder = register_module("token_embedder", nn::Embedding(c.vocab, c.d_model));
+  layers = register_module("layers", nn::ModuleList());
+  for (int64_t l = 0; l < c.layers; ++l) layers->push_back(DecoderLayer(c, l));
+  decoder_norm = register_module("decoder_norm", RmsNorm(c.d_model, c.eps));
+  logits_dense = register_module("logits_dense", linear(c.d_model, c.vocab));
+}
+
+void DecoderImpl::ensure_tables(int64_t seq_len, const torch::Device& device) {
+  if (mask_.defined() && mask_.size(0) >= seq_len && mask_.device() == device) return;
+  rope_ = ops::rope_table(seq_len, config_.head_dim, config_.rope_base, device);
+  mask_ = ops::causal_mask(seq_len, device);
+  register_buffer("rope_cos", rope_.cos);
+  register_buffer("rope_sin", rope_.sin);
+  register_buffer("causal_mask", mask_);
+}
+
+torch::Tensor DecoderImpl::forward(const torch::Tensor& tokens) {
+  ensure_tables(tokens.size(1), token_embedder->weight.device());
+  LayerContext ctx{rope_, mask_, is_training() ? config_.dropout : 0.0, {rngs_.seed, rngs_.counter}};
+  if (is_training()) ++rngs_.counter;
+  auto x = token_embedder(tokens);  // [B, S, d]
+  for (const auto& layer : *layers) x = layer->as<DecoderLayerImpl>()->forward(x, ctx);
+  return logits_dense(decoder_norm(x));
+}
+
+torch::Tensor DecoderImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
+  return ops::cross_entropy(forward(tokens), targets);
+}
+
+}  // namespace twinbench::module
