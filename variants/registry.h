@@ -1,0 +1,39 @@
+// The string-keyed registry of implementations. Adding one is a new folder plus one
+// line in registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "variants/variant.h"
+
+namespace twinbench {
+
+struct VariantOptions {
+  ModelConfig config;
+  uint64_t seed = 0;  // initialisation and dropout stream
+  torch::Device device = torch::kCPU;
+};
+
+class UnknownVariantError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+std::vector<std::string> variant_names();
+// A freshly initialised variant (canonical init for options.seed). Throws
+// UnknownVariantError listing the known names; validates the config first.
+std::unique_ptr<Variant> make_variant(const std::string& name, const VariantOptions& options);
+
+// Seed of the dropout stream, derived from the run seed (same for every variant).
+uint64_t dropout_seed(uint64_t seed);
+
+// Factories, one per implementation folder.
+std::unique_ptr<Variant> make_functional_variant(const VariantOptions& options);
+std::unique_ptr<Variant> make_module_variant(const VariantOptions& options);
+
+}  // namespace twinbench

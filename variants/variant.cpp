@@ -1,0 +1,82 @@
+// Mapping-driven export/import shared by every variant (see variant.h).
+#include "variants/variant.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace twinbench {
+
+namespace {
+
+// canonical [in..., out...] <-> native view with the binding's layout.
+torch::Tensor canonical_as_native(const ParamBinding& b, const torch::Tensor& canonical) {
+  if (b.layout == ParamBinding::Layout::Same) return canonical;
+  int64_t in = 1;
+  for (int i = 0; i < b.in_dims; ++i) in *= b.canonical_shape[static_cast<size_t>(i)];
+  return canonical.reshape({in, -1}).t();
+}
+
+torch::Tensor native_as_canonical(const ParamBinding& b, const torch::Tensor& native) {
+  if (b.layout == ParamBinding::Layout::Same) return native;
+  return native.t().reshape(b.canonical_shape);
+}
+
+}  // namespace
+
+std::vector<torch::Tensor> Variant::parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& b : bindings()) out.push_back(b.native);
+  return out;
+}
+
+int64_t Variant::param_count() const {
+  int64_t n = 0;
+  for (const auto& b : bindings()) n += b.native.numel();
+  return n;
+}
+
+NamedTensors Variant::export_canonical() const {
+  NamedTensors out;
+  for (const auto& b : bindings())
+    out.emplace_back(b.canonical_name,
+                     native_as_canonical(b, b.native.detach()).to(torch::kCPU).contiguous().clone());
+  return out;
+}
+
+NamedTensors Variant::canonical_gradients() const {
+  NamedTensors out;
+  for (const auto& b : bindings()) {
+    const auto g = b.native.grad().defined() ? b.native.grad() : torch::zeros_like(b.native);
+    out.emplace_back(b.canonical_name, native_as_canonical(b, g.detach()).to(torch::kCPU).contiguous().clone());
+  }
+  return out;
+}
+
+void Variant::import_canonical(const NamedTensors& tensors) {
+  std::set<std::string> expected;
+  for (const auto& b : bindings()) expected.insert(b.canonical_name);
+  for (const auto& [name, t] : tensors)
+    if (!expected.count(name)) throw std::invalid_argument(fmt::format("unexpected tensor '{}' for this model", name));
+  // Validate everything first so a bad file loads nothing.
+  std::vector<torch::Tensor> sources;
+  for (const auto& b : bindings()) {
+    const auto t = find_tensor(tensors, b.canonical_name);
+    if (!t.defined()) throw std::invalid_argument(fmt::format("missing tensor '{}'", b.canonical_name));
+    if (t.sizes().vec() != b.canonical_shape)
+      throw std::invalid_argument(fmt::format("tensor '{}': shape [{}] but the model needs [{}]", b.canonical_name,
+                                              fmt::join(t.sizes(), ", "), fmt::join(b.canonical_shape, ", ")));
+    if (t.scalar_type() != b.native.scalar_type())
+      throw std::invalid_argument(fmt::format("tensor '{}': dtype {} but the model needs {}", b.canonical_name,
+                                              c10::toString(t.scalar_type()),
+                                              c10::toString(b.native.scalar_type())));
+    sources.push_back(t);
+  }
+  torch::NoGradGuard no_grad;
+  const auto& bs = bindings();
+  for (size_t i = 0; i < bs.size(); ++i) bs[i].native.copy_(canonical_as_native(bs[i], sources[i]));
+}
+
+}  // namespace twinbench

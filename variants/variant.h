@@ -1,0 +1,71 @@
+// The one interface the training core sees. A Variant is one implementation of the
+// decoder (functional, module, ...), holding its parameters in its own native
+// layout and exposing them through canonical MaxText names and shapes.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/config.h"
+#include "models/named_tensors.h"
+
+namespace twinbench {
+
+struct Batch {
+  torch::Tensor inputs;   // [B, S] int64
+  torch::Tensor targets;  // [B, S] int64, inputs shifted by one
+};
+
+// Where in training a forward pass happens.
+struct StepContext {
+  int64_t step = 0;
+  // Index of this training forward since the start of the run (step * grad_accum +
+  // micro-batch). The functional implementation derives its dropout key from it;
+  // the module implementation keeps an equal counter of its own.
+  int64_t forward_index = 0;
+};
+
+// How one native parameter relates to its canonical tensor.
+struct ParamBinding {
+  enum class Layout {
+    Same,        // native == canonical
+    Transposed,  // native == canonical.reshape(prod(in), prod(out)).t(), e.g. Linear [out, in]
+  };
+  std::string canonical_name;
+  std::vector<int64_t> canonical_shape;
+  std::string native_name;
+  torch::Tensor native;  // the live parameter
+  Layout layout = Layout::Same;
+  int in_dims = 0;  // for Transposed: how many leading canonical dims are inputs
+};
+
+class Variant {
+ public:
+  virtual ~Variant() = default;
+  virtual std::string name() const = 0;
+  virtual const ModelConfig& config() const = 0;
+
+  // Every trainable parameter, in canonical order, with its declared mapping.
+  virtual const std::vector<ParamBinding>& bindings() const = 0;
+
+  // Mean next-token loss of one batch; in training mode it may use dropout.
+  virtual torch::Tensor loss(const Batch& batch, const StepContext& ctx) = 0;
+  virtual void set_training(bool training) = 0;
+
+  // Trainable parameters in canonical order (native layout), for optimizers.
+  std::vector<torch::Tensor> parameters() const;
+  // Copies of all parameters in canonical names, shapes and layout.
+  NamedTensors export_canonical() const;
+  // Gradients of all parameters in canonical names and layout (zeros where none yet).
+  NamedTensors canonical_gradients() const;
+  // Loads canonical tensors. Throws std::invalid_argument naming the first missing
+  // tensor, wrong shape or wrong dtype; loads nothing in that case. Extra tensors
+  // are errors too, so a file for another model cannot half-load.
+  void import_canonical(const NamedTensors& tensors);
+  int64_t param_count() const;
+};
+
+}  // namespace twinbench
