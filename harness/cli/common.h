@@ -1,0 +1,43 @@
+// Pieces every twinbench subcommand shares: choosing a model (--case or --preset
+// plus key=value overrides), exit codes, and the runtime set-up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "harness/config.h"
+
+namespace twinbench::cli {
+
+// Exit codes (docs/cli.md).
+enum ExitCode : int {
+  kExitOk = 0,        // everything completed (or was skipped for a stated reason)
+  kExitFailure = 1,   // a run failed or diverged, a file could not be read or written
+  kExitBadInput = 2,  // bad command line, config, case file or input data
+};
+
+struct ModelSelection {
+  std::string case_name;  // --case NAME or path
+  std::string preset;     // --preset P
+  std::vector<std::string> overrides;  // key=value ...
+};
+
+// Adds --case, --preset and the positional key=value overrides to `cmd`.
+void add_model_selection(CLI::App* cmd, ModelSelection& selection);
+// Exactly one of --case / --preset; throws ConfigError otherwise.
+RunConfig resolve(const ModelSelection& selection);
+
+// Every subcommand registers itself here; `exit_code` receives its result.
+void add_plan_command(CLI::App& app, int& exit_code);
+void add_list_command(CLI::App& app, int& exit_code);
+void add_weights_command(CLI::App& app, int& exit_code);
+void add_eval_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
+void add_data_command(CLI::App& app, int& exit_code);
+
+// Intra-op threads = cores (LibTorch defaults to 1 here), or $TWINBENCH_THREADS.
+int init_threads();
+
+}  // namespace twinbench::cli

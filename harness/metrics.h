@@ -1,0 +1,37 @@
+// Run metrics derived from step records, with the definitions of docs/metrics.md:
+// steady-state statistics leave out warm-up steps (always step 0), and throughput
+// divides the model FLOPs / tokens of a step by the steady-state mean step time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "harness/records.h"
+
+namespace twinbench {
+
+struct StepTimeStats {
+  int64_t count = 0;  // steady-state steps
+  double mean = 0, median = 0, p10 = 0, p90 = 0, stddev = 0;
+};
+
+// Quantile by linear interpolation between order statistics (numpy's default).
+double quantile(std::vector<double> values, double q);
+StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps);
+
+struct RunMetrics {
+  int64_t params = 0;
+  double first_loss = 0;  // step 0
+  double final_loss = 0;  // last step
+  std::optional<double> eval_loss;
+  double tflops_per_step_per_device = 0;
+  std::optional<double> tflops_per_s_per_device;  // empty without steady-state steps
+  std::optional<double> tokens_per_s_per_device;
+  StepTimeStats step_time;
+  double first_step_s = 0;  // compile / first-step time
+  double wall_s = 0;
+};
+
+RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);
+
+}  // namespace twinbench

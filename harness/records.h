@@ -1,0 +1,28 @@
+// What a training run produces, step by step and as a whole. Plain data, no LibTorch:
+// the store, the metrics and the reporters read these.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace twinbench {
+
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0;          // mean over the step's micro-batches
+  double seconds = 0;       // wall time of the optimizer step, device-synchronised
+  int64_t tokens = 0;       // tokens processed by this step on this device
+  bool warmup = false;      // excluded from steady-state statistics
+};
+
+struct TrainResult {
+  std::string status = "completed";  // completed | diverged
+  std::string reason;
+  std::vector<StepRecord> steps;
+  std::optional<double> eval_loss;
+  double wall_seconds = 0;
+};
+
+}  // namespace twinbench

@@ -1,0 +1,69 @@
+// Side-by-side console table (see console_table.h).
+#include "reports/console_table.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace twinbench {
+
+namespace {
+
+struct Row {
+  const char* label;
+  std::function<std::optional<double>(const RunMetrics&)> value;
+  const char* format;  // fmt spec for the value and the diff
+};
+
+std::string cell(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : "-";
+}
+
+}  // namespace
+
+std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& cols) {
+  const std::vector<Row> rows = {
+      {"Parameters", [](const RunMetrics& m) { return std::optional<double>(static_cast<double>(m.params)); }, "{:.0f}"},
+      {"Step-0 loss", [](const RunMetrics& m) { return std::optional<double>(m.first_loss); }, "{:.6f}"},
+      {"Final loss", [](const RunMetrics& m) { return std::optional<double>(m.final_loss); }, "{:.6f}"},
+      {"Eval loss", [](const RunMetrics& m) { return m.eval_loss; }, "{:.6f}"},
+      {"TFLOP/s", [](const RunMetrics& m) { return m.tflops_per_s_per_device; }, "{:.4f}"},
+      {"Tok/s", [](const RunMetrics& m) { return m.tokens_per_s_per_device; }, "{:.1f}"},
+      {"Avg s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.mean); }, "{:.4f}"},
+      {"Median s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.median); }, "{:.4f}"},
+      {"p10 s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.p10); }, "{:.4f}"},
+      {"p90 s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.p90); }, "{:.4f}"},
+      {"First step s", [](const RunMetrics& m) { return std::optional<double>(m.first_step_s); }, "{:.4f}"},
+  };
+  bool any_metrics = false;
+  for (const auto& c : cols) any_metrics |= c.metrics.has_value();
+  if (!any_metrics) {
+    std::string out = fmt::format("== {} ==\n", title);
+    for (const auto& c : cols) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+    return out;
+  }
+  const bool diff = cols.size() == 2 && cols[0].metrics && cols[1].metrics;
+  std::string out = fmt::format("== {} ==\n{:<15}", title, "Metric");
+  for (const auto& c : cols) out += fmt::format(" {:>16}", c.variant);
+  if (diff) out += fmt::format(" {:>26}", fmt::format("Diff ({} - {})", cols[1].variant, cols[0].variant));
+  out += "\n";
+  for (const auto& row : rows) {
+    out += fmt::format("{:<15}", row.label);
+    std::vector<std::optional<double>> values;
+    for (const auto& c : cols) {
+      values.push_back(c.metrics ? row.value(*c.metrics) : std::nullopt);
+      out += fmt::format(" {:>16}", c.metrics ? cell(values.back(), row.format) : c.status);
+    }
+    if (diff && values[0] && values[1]) {
+      const double d = *values[1] - *values[0];
+      const std::string pct = *values[0] != 0 ? fmt::format(" ({:+.2f}%)", 100.0 * d / *values[0]) : "";
+      out += fmt::format(" {:>26}", (d >= 0 ? "+" : "") + cell(d, row.format) + pct);
+    }
+    out += "\n";
+  }
+  for (const auto& c : cols)
+    if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+  return out;
+}
+
+}  // namespace twinbench
