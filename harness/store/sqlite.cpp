@@ -1,0 +1,181 @@
+// The RAII sqlite3 layer declared in sqlite.h.
+#include "harness/store/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <limits>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "harness/store/store.h"
+
+namespace twinbench::store::sqlite {
+
+// ---- Db ---------------------------------------------------------------------
+
+void Db::Close::operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+
+Db::Db(std::string path, int busy_timeout_ms)
+    : path_(std::move(path)), busy_timeout_ms_(busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path_.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  db_.reset(raw);  // also on failure: the handle carries the message
+  if (rc != SQLITE_OK) {
+    if (!raw) throw StoreError(fmt::format("{}: open: out of memory", path_), rc);
+    fail("open", rc);
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  rc = sqlite3_busy_timeout(raw, busy_timeout_ms);
+  if (rc != SQLITE_OK) fail("set busy timeout", rc);
+}
+
+int64_t Db::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
+
+void Db::exec(const std::string& sql, std::string_view doing) {
+  char* message = nullptr;
+  int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &message);
+  if (rc == SQLITE_OK) return;
+  std::string text = message ? message : sqlite3_errstr(rc);
+  sqlite3_free(message);
+  throw StoreError(
+      fmt::format("{}: {}: {} (sqlite error {})", path_, doing, text, rc), rc);
+}
+
+void Db::enable_wal() {
+  // Entering WAL mode upgrades a read lock to an exclusive one, and SQLite
+  // answers SQLITE_BUSY at once, without the busy handler, when another
+  // connection holds a lock (several processes creating one file). Retry.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
+  for (;;) {
+    int rc = sqlite3_exec(db_.get(), "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
+      fail("open (enable WAL)", rc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Db::fail(std::string_view doing, int rc) const {
+  throw StoreError(fmt::format("{}: {}: {} (sqlite error {})", path_, doing,
+                               sqlite3_errmsg(db_.get()), rc),
+                   rc);
+}
+
+void Db::fail(std::string_view doing, std::string_view message) const {
+  throw StoreError(fmt::format("{}: {}: {}", path_, doing, message));
+}
+
+// ---- Statement --------------------------------------------------------------
+
+void Statement::Finalize::operator()(sqlite3_stmt* stmt) const noexcept {
+  sqlite3_finalize(stmt);
+}
+
+Statement::Statement(const Db& db, std::string_view sql, std::string doing)
+    : db_(&db), doing_(std::move(doing)) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()),
+                              &raw, nullptr);
+  stmt_.reset(raw);
+  if (rc != SQLITE_OK) db_->fail(fmt::format("{} (preparing SQL)", doing_), rc);
+}
+
+void Statement::check_bind(int rc, int index) const {
+  if (rc != SQLITE_OK)
+    db_->fail(fmt::format("{} (binding parameter {})", doing_, index), rc);
+}
+
+void Statement::bind(int index, int value) {
+  check_bind(sqlite3_bind_int(stmt_.get(), index, value), index);
+}
+
+void Statement::bind(int index, int64_t value) {
+  check_bind(sqlite3_bind_int64(stmt_.get(), index, value), index);
+}
+
+void Statement::bind(int index, double value) {
+  check_bind(sqlite3_bind_double(stmt_.get(), index, value), index);
+}
+
+void Statement::bind(int index, std::string_view value) {
+  check_bind(sqlite3_bind_text(stmt_.get(), index, value.data(),
+                               static_cast<int>(value.size()), SQLITE_TRANSIENT),
+             index);
+}
+
+void Statement::bind_null(int index) {
+  check_bind(sqlite3_bind_null(stmt_.get(), index), index);
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  db_->fail(doing_, rc);
+}
+
+void Statement::run() {
+  if (step()) db_->fail(doing_, "statement unexpectedly returned rows");
+}
+
+void Statement::reset() noexcept {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+}
+
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
+}
+
+int64_t Statement::int64(int column) const {
+  return sqlite3_column_int64(stmt_.get(), column);
+}
+
+double Statement::real(int column) const {
+  if (is_null(column)) return std::numeric_limits<double>::quiet_NaN();
+  return sqlite3_column_double(stmt_.get(), column);
+}
+
+std::optional<double> Statement::optional_real(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return sqlite3_column_double(stmt_.get(), column);
+}
+
+std::string Statement::text(int column) const {
+  const auto* data = sqlite3_column_text(stmt_.get(), column);
+  if (!data) return {};
+  // sqlite3_column_bytes after sqlite3_column_text, as the API requires.
+  int size = sqlite3_column_bytes(stmt_.get(), column);
+  return std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return text(column);
+}
+
+// ---- Transaction ------------------------------------------------------------
+
+Transaction::Transaction(Db& db, std::string doing)
+    : db_(db), doing_(std::move(doing)) {
+  db_.exec("BEGIN IMMEDIATE", fmt::format("{} (begin transaction)", doing_));
+}
+
+void Transaction::commit() {
+  db_.exec("COMMIT", fmt::format("{} (commit)", doing_));
+  open_ = false;
+}
+
+Transaction::~Transaction() {
+  // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) already rolled back; ROLLBACK
+  // then would only fail, so ask whether a transaction is still open.
+  if (open_ && !sqlite3_get_autocommit(db_.handle()))
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+}  // namespace twinbench::store::sqlite

@@ -1,0 +1,161 @@
+// The results store: one SQLite file holding every run, its raw steps, its
+// metrics and the per-host calibrations, readable with the stock sqlite3 client
+// (docs/schema.md). A run is written as `running` first and finished later, so
+// a crash never leaves a run that looks complete; several processes may write
+// one file at once, each through its own Store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace twinbench::store {
+
+// Every failure of the store. The message names the database file (where one
+// is involved), what was being done and, for SQLite failures, SQLite's message.
+class StoreError : public std::runtime_error {
+ public:
+  explicit StoreError(const std::string& message, int sqlite_code = 0)
+      : std::runtime_error(message), sqlite_code_(sqlite_code) {}
+  // SQLite's extended result code (e.g. 13 = SQLITE_FULL); 0 if none.
+  int sqlite_code() const noexcept { return sqlite_code_; }
+
+ private:
+  int sqlite_code_;
+};
+
+// A run's life: `running` until finished with one of the other statuses.
+enum class Status { running, completed, failed, diverged, skipped, interrupted };
+
+// "running", "completed", ...; both throw StoreError on an unknown value.
+std::string_view to_string(Status status);
+Status status_from_string(std::string_view text);
+
+// One row of `runs`. begin_run() ignores status, reason and finished_at.
+struct RunRecord {
+  std::string run_id;   // empty: begin_run() generates a uuid v4
+  std::string group_id;  // e.g. one `twinbench matrix` invocation
+  std::string case_name;
+  std::string variant;
+  int repeat_index = 0;
+  Status status = Status::running;
+  std::string reason;                      // why failed/diverged/skipped/...
+  std::string started_at;                  // ISO-8601 UTC; empty: now
+  std::optional<std::string> finished_at;  // nullopt while running
+  std::string host;                        // empty: this host (gethostname)
+  int64_t pid = 0;                         // 0: this process
+  std::string config_json = "{}";          // the fully resolved config, a JSON object
+  std::string provenance_json = "{}";      // versions, build, device..., a JSON object
+  // Provenance promoted to columns for filtering (also kept in provenance_json).
+  std::string git_commit;
+  std::string git_branch;
+  std::string device_name;
+  int world_size = 1;
+};
+
+// One optimizer step of a run (one row of `steps`).
+struct StepRecord {
+  std::string run_id;
+  int64_t step = 0;
+  double loss = 0;  // NaN (a diverged run) is stored as NULL and read as NaN
+  double step_time_s = 0;
+  int64_t tokens = 0;  // tokens processed by this step (per device)
+  bool is_warmup = false;
+  bool is_eval = false;        // the step also ran a held-out evaluation
+  bool is_checkpoint = false;  // the step also wrote a checkpoint
+  std::optional<double> eval_loss;
+};
+
+// A metric value; nullopt (NULL) means "not available", e.g. MFU without a
+// calibration. A NaN value is stored as NULL too.
+using MetricValue = std::optional<double>;
+using MetricList = std::vector<std::pair<std::string, MetricValue>>;
+using MetricMap = std::map<std::string, MetricValue>;
+
+// Which runs to list; an unset field matches everything.
+struct RunFilter {
+  std::optional<std::string> group_id;
+  std::optional<std::string> case_name;
+  std::optional<std::string> variant;
+  std::optional<Status> status;
+  std::optional<int64_t> limit;
+};
+
+// A measured dense-matmul peak of one device for one dtype (`twinbench calibrate`).
+struct Calibration {
+  int64_t id = 0;  // assigned by save_calibration()
+  std::string host;
+  std::string device;  // device name, as in RunRecord::device_name
+  std::string dtype;   // "float32", "bfloat16", ...
+  double peak_tflops = 0;
+  std::string measured_at;         // ISO-8601 UTC; empty: now
+  std::string details_json = "{}";  // matrix sizes, repeats, ..., a JSON object
+};
+
+class Store {
+ public:
+  // Opens the file (created when missing), enables WAL, a 10 s busy timeout
+  // and foreign keys, and migrates an older schema forward. Throws StoreError,
+  // changing nothing, when the file's schema is newer than this code knows or
+  // when the file is an SQLite database that is not a twinbench store.
+  explicit Store(std::string path);
+  ~Store();
+  Store(Store&&) noexcept;             // a moved-from Store may only be
+  Store& operator=(Store&&) noexcept;  // destroyed or assigned to
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const;
+  static int code_schema_version();
+  int file_schema_version() const;
+
+  // Inserts the run as `running` and returns its run_id.
+  std::string begin_run(const RunRecord& run);
+  // Inserts all steps in one transaction: all are stored or none. Each step's
+  // run must exist and still be running.
+  void append_steps(const std::vector<StepRecord>& steps);
+  // Finishes a `running` run: sets status, reason and finished_at and upserts
+  // the metrics, in one transaction. `status` must not be running.
+  void finish_run(const std::string& run_id, Status status, const std::string& reason,
+                  const MetricList& metrics = {});
+  // Stores a run that was not attempted (insert + finish as skipped).
+  std::string record_skipped(const RunRecord& run, const std::string& reason);
+  // Marks `interrupted` the runs left `running` by processes of this host
+  // that no longer exist; returns how many. Other hosts' runs are left alone.
+  int recover_stale_runs();
+
+  // Newest first (by started_at).
+  std::vector<RunRecord> runs(const RunFilter& filter = {}) const;
+  std::optional<RunRecord> run(const std::string& run_id) const;
+  std::vector<StepRecord> steps(const std::string& run_id) const;  // by step
+  MetricMap metrics(const std::string& run_id) const;
+
+  // Returns the new calibration's id.
+  int64_t save_calibration(const Calibration& calibration);
+  // The most recently measured calibration for this host, device and dtype.
+  std::optional<Calibration> latest_calibration(const std::string& host,
+                                                const std::string& device,
+                                                const std::string& dtype) const;
+
+  // The text of PRAGMA integrity_check: "ok" when the file is sound.
+  std::string integrity_check() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A random (version 4) UUID, e.g. "0f8e4f3c-5a1b-4c2d-9e7f-0123456789ab".
+std::string new_uuid();
+// Now as ISO-8601 UTC with milliseconds, e.g. "2024-05-01T12:34:56.789Z".
+std::string now_utc();
+// This machine's host name (gethostname), as stored in runs.host.
+std::string host_name();
+
+}  // namespace twinbench::store
