@@ -1,0 +1,159 @@
+// The twinbench CLI end to end, as a user runs it: stdout holds only JSON with
+// --json, errors exit non-zero with a message naming what is wrong.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("twinbench_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+Result twinbench(const std::string& args) {
+  const auto out = work_dir() / "stdout.txt", err = work_dir() / "stderr.txt";
+  const std::string cmd = std::string("cd ") + TWINBENCH_SOURCE_DIR + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN +
+                          " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string path(const std::string& name) { return (work_dir() / name).string(); }
+
+// A byte-level shard from the text of this very test file.
+std::string real_text_shard() {
+  const auto shard = path("text.bin");
+  if (!fs::exists(shard)) {
+    const auto r = twinbench("data make-shard --text " + std::string(TWINBENCH_SOURCE_DIR) +
+                             "/tests/integration/cli_test.cpp --out " + shard);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  return shard;
+}
+
+TEST(Cli, PlanJsonIsTheOnlyThingOnStdout) {
+  const auto r = twinbench("plan --preset 1b train.batch=1 train.seq_len=2048 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["params"], 1104218112);
+  EXPECT_NEAR(j["tflops_per_step_per_device"].get<double>(), 13.59, 0.005);
+  EXPECT_NEAR(j["attention_flops_fraction"].get<double>(), 0.0607, 0.00005);
+  EXPECT_EQ(j["tokens_per_step"], 2048);
+  EXPECT_GT(j["memory_estimate_bytes"].get<int64_t>(), 0);
+  EXPECT_TRUE(j.contains("fits"));
+}
+
+TEST(Cli, PlanEveryCase) {
+  const auto r = twinbench("plan --all --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_GE(j.size(), 1u);
+  const auto text = twinbench("plan --case 01_base --devices 2");
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("2 devices"), std::string::npos) << text.out;
+}
+
+TEST(Cli, BadInputExitsTwoNamingTheProblem) {
+  auto r = twinbench("plan --preset tiny model.layerz=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("model.layerz"), std::string::npos) << r.err;
+  r = twinbench("plan --preset tiny model.layers=two");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("model.layers: expected integer"), std::string::npos) << r.err;
+  r = twinbench("plan --case no_such_case");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no such case file"), std::string::npos) << r.err;
+  r = twinbench("run --preset tiny --variant functional,jax train.steps=1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown variant 'jax' (known: functional, module)"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, WeightsExportInspect) {
+  const auto file = path("tiny.safetensors");
+  auto r = twinbench("weights export --preset tiny --variant module --seed 3 --out " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = twinbench("weights inspect " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("decoder.layers.1.self_attention.out.kernel"), std::string::npos);
+  EXPECT_NE(r.out.find("[4, 16, 64]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("131,392 parameters"), std::string::npos) << r.out;
+}
+
+TEST(Cli, EvalOnRealTextAgreesAcrossImplementations) {
+  const auto shard = real_text_shard();
+  const auto weights = path("eval.safetensors");
+  ASSERT_EQ(twinbench("weights export --preset tiny --variant functional --seed 5 --out " + weights).code, 0);
+  std::vector<double> losses;
+  for (const std::string v : {"functional", "module"}) {
+    const auto r = twinbench("eval --preset tiny --variant " + v + " --weights " + weights + " --tokens " + shard +
+                             " --batch 4 --seq-len 32 --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    losses.push_back(j["loss"].get<double>());
+  }
+  EXPECT_NEAR(losses[0], losses[1], 1e-6 * losses[0]);
+  EXPECT_GT(losses[0], 4.0);  // untrained: about ln(256)
+}
+
+TEST(Cli, EvalShardErrorsNameTheFile) {
+  const auto bad = path("bad.bin");
+  std::ofstream(bad) << "not a shard";
+  auto r = twinbench("eval --preset tiny --variant module --tokens " + bad);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  // Real text holds byte values >= 100: a vocabulary of 100 cannot represent them.
+  r = twinbench("eval --preset tiny model.vocab=100 --variant module --tokens " + real_text_shard());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is >= the model's vocabulary 100"), std::string::npos) << r.err;
+  r = twinbench("eval --preset tiny --variant module --batch 1000 --seq-len 512 --tokens " + real_text_shard());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("fewer than the"), std::string::npos) << r.err;
+}
+
+TEST(Cli, EvalWithWeightsOfAnotherShapeNamesTheTensor) {
+  const auto weights = path("small_layers.safetensors");
+  ASSERT_EQ(twinbench("weights export --preset tiny model.layers=1 --out " + weights).code, 0);
+  const auto r = twinbench("eval --preset tiny --variant module --weights " + weights + " --tokens " +
+                           real_text_shard() + " --batch 1 --seq-len 8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing tensor 'decoder.layers.1."), std::string::npos) << r.err;
+}
+
+TEST(Cli, RunBothImplementationsJson) {
+  const auto r = twinbench("run --preset tiny train.steps=4 train.batch=2 train.seq_len=16 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto runs = nlohmann::json::parse(r.out);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["variant"], "functional");
+  EXPECT_EQ(runs[1]["variant"], "module");
+  for (const auto& run : runs) EXPECT_EQ(run["status"], "completed");
+  EXPECT_NEAR(runs[0]["final_loss"].get<double>(), runs[1]["final_loss"].get<double>(), 1e-5);
+}
+
+}  // namespace

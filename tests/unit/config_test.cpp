@@ -1,0 +1,151 @@
+// Configuration: presets and their exact parameter counts, MaxText FLOPs, and the
+// errors for bad case files and overrides (file, line and key named).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/config.h"
+#include "harness/plan.h"
+#include "models/cost.h"
+
+namespace twinbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string write_case(const std::string& name, const std::string& text) {
+  const auto dir = fs::temp_directory_path() / "twinbench_config_test";
+  fs::create_directories(dir);
+  const auto path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Presets, ExactParameterCountsWithoutAllocating) {
+  EXPECT_EQ(param_count(preset_config("1b")), 1104218112);
+  EXPECT_EQ(param_count(preset_config("8b")), 8030261248);
+  EXPECT_EQ(param_count(preset_config("small")), 22024704);
+  EXPECT_EQ(param_count(preset_config("tiny")), 131392);
+  for (const auto& p : preset_names()) EXPECT_NO_THROW(validate(preset_config(p))) << p;
+}
+
+TEST(Presets, RopeBaseAndEps) {
+  EXPECT_DOUBLE_EQ(preset_config("8b").rope_base, 500000.0);
+  EXPECT_DOUBLE_EQ(preset_config("1b").rope_base, 10000.0);
+  EXPECT_DOUBLE_EQ(preset_config("small").eps, 1e-5);
+  EXPECT_THROW(preset_config("13b"), ModelConfigError);
+}
+
+TEST(Flops, MatchesMaxTextFor1bAtBatch1Seq2048) {
+  const auto f = model_flops_per_step(preset_config("1b"), 1, 2048);
+  EXPECT_NEAR(f.total() / 1e12, 13.59, 0.005);
+  EXPECT_NEAR(100 * (1 - f.attention_fraction()), 93.93, 0.005);
+  EXPECT_NEAR(100 * f.attention_fraction(), 6.07, 0.005);
+}
+
+TEST(Plan, FromPresetWithOverrides) {
+  const auto c = preset_run_config("1b", {"train.batch=1", "train.seq_len=2048"});
+  const auto p = make_plan(c, 4);
+  EXPECT_EQ(p.params, 1104218112);
+  EXPECT_NEAR(p.flops.total() / 1e12, 13.59, 0.005);
+  EXPECT_EQ(p.tokens_per_step, 2048 * 4);
+  EXPECT_GT(p.memory.total(), 16LL * 1104218112);  // weights + grads + 2 Adam moments
+  const auto text = plan_text(c, p);
+  EXPECT_NE(text.find("13.59"), std::string::npos);
+  EXPECT_NE(text.find("93.93% / attention 6.07%"), std::string::npos);
+  EXPECT_NE(text.find("1,104,218,112"), std::string::npos);
+}
+
+TEST(Plan, EightBDoesNotFitThisHost) {
+  const auto c = preset_run_config("8b", {"train.batch=1", "train.seq_len=8192"});
+  EXPECT_FALSE(make_plan(c, 1).fits);
+  EXPECT_TRUE(make_plan(preset_run_config("tiny", {}), 1).fits);
+}
+
+TEST(CaseFile, PresetThenKnobs) {
+  const auto path = write_case("ok.toml", "description = \"x\"\n[model]\npreset = \"small\"\nlayers = 2\n"
+                                          "[train]\nsteps = 7\nlr = 3\n");
+  const auto c = load_config(path, {"train.batch=3"});
+  EXPECT_EQ(c.model.d_model, 512);
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.train.steps, 7);
+  EXPECT_DOUBLE_EQ(c.train.lr, 3.0);  // an integer is a valid number
+  EXPECT_EQ(c.train.batch, 3);
+  EXPECT_EQ(c.case_name, "ok");
+  EXPECT_NE(config_json(c).find("\"model.layers\":2"), std::string::npos);
+}
+
+TEST(CaseFile, UnknownKeyNamesFileLineAndKey) {
+  const auto path = write_case("unknown.toml", "[model]\npreset = \"tiny\"\n\n[train]\nstepz = 3\n");
+  const auto msg = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(msg.find(path + ":5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("train.stepz"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
+}
+
+TEST(CaseFile, WrongTypeNamesFileLineAndKey) {
+  const auto path = write_case("type.toml", "[train]\nsteps = \"ten\"\n");
+  const auto msg = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("train.steps"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected integer"), std::string::npos) << msg;
+}
+
+TEST(CaseFile, ImpossibleShapeNamesTheKeyBeforeAllocating) {
+  const auto path = write_case("shape.toml", "[model]\npreset = \"tiny\"\nheads = 4\nkv_heads = 3\n");
+  const auto msg = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(msg.find(path + ":4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("model.kv_heads"), std::string::npos) << msg;
+}
+
+TEST(CaseFile, SyntaxErrorNamesLine) {
+  const auto path = write_case("syntax.toml", "[model]\npreset = \n");
+  const auto msg = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+}
+
+TEST(CaseFile, UnknownPresetAndChoices) {
+  EXPECT_NE(error_of([&] { load_config(write_case("p.toml", "[model]\npreset = \"huge\"\n"), {}); })
+                .find("p.toml:2: model.preset: unknown preset 'huge'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { load_config(write_case("o.toml", "[train]\noptimizer = \"lion\"\n"), {}); })
+                .find("train.optimizer: 'lion' is not one of"),
+            std::string::npos);
+}
+
+TEST(Overrides, UnknownKeyAndNonNumericValue) {
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.layerz=2"}); }).find("command line: model.layerz"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.layers=two"}); }).find("model.layers: expected integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"train.lr=1e-3x"}); }).find("train.lr: expected number"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"noequals"}); }).find("expected key=value"), std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.dropout=1.0"}); }).find("model.dropout"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.head_dim=15"}); }).find("must be even"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"train.steps=0"}); }).find("train.steps"), std::string::npos);
+}
+
+TEST(Cases, ShippedCasesAllLoadAndPlan) {
+  const auto files = list_case_files();
+  ASSERT_FALSE(files.empty());
+  for (const auto& f : files) {
+    const auto c = load_config(f, {});
+    EXPECT_GT(make_plan(c, 1).params, 0) << f;
+  }
+}
+
+}  // namespace
+}  // namespace twinbench
