@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package twinbench's build, tests and main job need.
+# Idempotent: does nothing when all are present; otherwise one apt-get update,
+# then one apt-get install.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libtorch-dev libgloo-dev
+  libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
+  libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "ci/setup.sh: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
+case "$blas" in
+  *openblas*) ;;
+  *) echo "ci/setup.sh: warning: libblas.so.3 resolves to '$blas', not OpenBLAS: fp32 matmuls will be slow" >&2 ;;
+esac
