@@ -3,11 +3,18 @@
 #pragma once
 
 #include <ATen/autocast_mode.h>
+#if defined(TWINBENCH_WITH_CUDA)
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#endif
 #include <torch/torch.h>
 #include <torch/version.h>
 
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 #define TWINBENCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -84,6 +91,59 @@ class AutocastGuard {
   bool cuda_;
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
+
+// Tensor memory of a CUDA device from the caching allocator (zeros on CPU-only builds,
+// where callers never ask).
+struct CudaMemoryStats {
+  int64_t live = 0, peak = 0, capacity = 0;
+};
+inline CudaMemoryStats cuda_memory_stats(const torch::Device& device) {
+  CudaMemoryStats s;
+#if defined(TWINBENCH_WITH_CUDA)
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  const auto all = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+  s.live = stats.allocated_bytes[all].current;
+  s.peak = stats.allocated_bytes[all].peak;
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  s.capacity = static_cast<int64_t>(total_bytes);
+#else
+  (void)device;
+#endif
+  return s;
+}
+inline void cuda_reset_peak(const torch::Device& device) {
+#if defined(TWINBENCH_WITH_CUDA)
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#else
+  (void)device;
+#endif
+}
+
+inline std::string cuda_device_name(const torch::Device& device) {
+#if defined(TWINBENCH_WITH_CUDA)
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device.index() < 0 ? 0 : device.index()) == cudaSuccess) return prop.name;
+#else
+  (void)device;
+#endif
+  return "cuda";
+}
+
+// Key of a parameter in torch::optim's per-parameter state map: LibTorch 1.13 keys
+// by the string of the TensorImpl address, 2.x by the address itself. The map's key
+// type decides, so this compiles against both.
+template <typename StateMap>
+typename StateMap::key_type optimizer_state_key(const StateMap& /*map*/, const torch::Tensor& param) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream os;
+    os << param.unsafeGetTensorImpl();
+    return os.str();
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
 
 // True when the build has native float8 dtypes (LibTorch >= 2.1).
 inline constexpr bool has_native_float8() { return TWINBENCH_TORCH_AT_LEAST(2, 1); }

@@ -2,7 +2,6 @@
 // from its native parameter names and layouts to the canonical ones.
 #include <fmt/format.h>
 
-#include <map>
 
 #include "models/module/model.h"
 #include "variants/registry.h"
@@ -51,6 +50,7 @@ std::string native_path(const std::string& canonical_name, const char* native_su
 
 class ModuleVariant final : public Variant {
  public:
+  static constexpr const char* kRngCounter = "variant.module.rng_counter";
   explicit ModuleVariant(const VariantOptions& o) : model_(o.config, dropout_seed(o.seed)) {
     model_->to(o.device);
     const auto native = model_->named_parameters();
@@ -69,6 +69,15 @@ class ModuleVariant final : public Variant {
   const ModelConfig& config() const override { return model_->config(); }
   const std::vector<ParamBinding>& bindings() const override { return bindings_; }
   void set_training(bool training) override { model_->train(training); }
+
+  NamedTensors extra_state() const override {
+    return {{kRngCounter, torch::tensor(model_->rngs().counter, torch::kLong)}};
+  }
+  void load_extra_state(const NamedTensors& state) override {
+    const auto counter = find_tensor(state, kRngCounter);
+    if (!counter.defined()) throw std::invalid_argument(fmt::format("missing tensor '{}'", kRngCounter));
+    model_->rngs().counter = counter.item<int64_t>();
+  }
 
   torch::Tensor loss(const Batch& batch, const StepContext& /*ctx: the module keeps its own stream*/) override {
     return model_->loss(batch.inputs, batch.targets);

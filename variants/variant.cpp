@@ -9,22 +9,17 @@
 
 namespace twinbench {
 
-namespace {
-
-// canonical [in..., out...] <-> native view with the binding's layout.
-torch::Tensor canonical_as_native(const ParamBinding& b, const torch::Tensor& canonical) {
+torch::Tensor to_native(const ParamBinding& b, const torch::Tensor& canonical) {
   if (b.layout == ParamBinding::Layout::Same) return canonical;
   int64_t in = 1;
   for (int i = 0; i < b.in_dims; ++i) in *= b.canonical_shape[static_cast<size_t>(i)];
   return canonical.reshape({in, -1}).t();
 }
 
-torch::Tensor native_as_canonical(const ParamBinding& b, const torch::Tensor& native) {
+torch::Tensor to_canonical(const ParamBinding& b, const torch::Tensor& native) {
   if (b.layout == ParamBinding::Layout::Same) return native;
   return native.t().reshape(b.canonical_shape);
 }
-
-}  // namespace
 
 std::vector<torch::Tensor> Variant::parameters() const {
   std::vector<torch::Tensor> out;
@@ -42,7 +37,7 @@ NamedTensors Variant::export_canonical() const {
   NamedTensors out;
   for (const auto& b : bindings())
     out.emplace_back(b.canonical_name,
-                     native_as_canonical(b, b.native.detach()).to(torch::kCPU).contiguous().clone());
+                     to_canonical(b, b.native.detach()).to(torch::kCPU).contiguous().clone());
   return out;
 }
 
@@ -50,7 +45,7 @@ NamedTensors Variant::canonical_gradients() const {
   NamedTensors out;
   for (const auto& b : bindings()) {
     const auto g = b.native.grad().defined() ? b.native.grad() : torch::zeros_like(b.native);
-    out.emplace_back(b.canonical_name, native_as_canonical(b, g.detach()).to(torch::kCPU).contiguous().clone());
+    out.emplace_back(b.canonical_name, to_canonical(b, g.detach()).to(torch::kCPU).contiguous().clone());
   }
   return out;
 }
@@ -76,7 +71,7 @@ void Variant::import_canonical(const NamedTensors& tensors) {
   }
   torch::NoGradGuard no_grad;
   const auto& bs = bindings();
-  for (size_t i = 0; i < bs.size(); ++i) bs[i].native.copy_(canonical_as_native(bs[i], sources[i]));
+  for (size_t i = 0; i < bs.size(); ++i) bs[i].native.copy_(to_native(bs[i], sources[i]));
 }
 
 }  // namespace twinbench

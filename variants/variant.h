@@ -42,6 +42,11 @@ struct ParamBinding {
   int in_dims = 0;  // for Transposed: how many leading canonical dims are inputs
 };
 
+// A native tensor (parameter, gradient, optimizer moment) viewed in canonical
+// layout, and back. Views where possible; callers copy when they need to.
+torch::Tensor to_canonical(const ParamBinding& binding, const torch::Tensor& native);
+torch::Tensor to_native(const ParamBinding& binding, const torch::Tensor& canonical);
+
 class Variant {
  public:
   virtual ~Variant() = default;
@@ -54,6 +59,11 @@ class Variant {
   // Mean next-token loss of one batch; in training mode it may use dropout.
   virtual torch::Tensor loss(const Batch& batch, const StepContext& ctx) = 0;
   virtual void set_training(bool training) = 0;
+
+  // State other than parameters that a resumed run needs (the module variant's own
+  // dropout stream counter), as named tensors for checkpoints.
+  virtual NamedTensors extra_state() const { return {}; }
+  virtual void load_extra_state(const NamedTensors& /*state*/) {}
 
   // Trainable parameters in canonical order (native layout), for optimizers.
   std::vector<torch::Tensor> parameters() const;

@@ -85,6 +85,7 @@ class DecoderImpl : public torch::nn::Module {
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets);
   const ModelConfig& config() const { return config_; }
   RngStream& rngs() { return rngs_; }
+  const RngStream& rngs() const { return rngs_; }
 
   torch::nn::Embedding token_embedder{nullptr};  // weight [V, d]
   torch::nn::ModuleList layers{nullptr};
