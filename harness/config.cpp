@@ -60,6 +60,9 @@ const std::vector<KeySpec>& key_table() {
     {"train.seed",     Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.seed; }}, "initialisation, data and dropout seed"},
     {"train.eval_every", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.eval_every; }}, "held-out evaluation period in steps (0 = at the end)"},
     {"train.checkpoint_every", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.checkpoint_every; }}, "checkpoint period in steps (0 = never)"},
+    {"train.eval_batches", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.eval_batches; }}, "held-out batches per evaluation"},
+    {"train.checkpoint_dir", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.checkpoint_dir; }}, "where checkpoints are written"},
+    {"train.resume_from", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.resume_from; }}, "checkpoint file to continue from"},
     {"quant.mode",     Field<std::string>{[](RunConfig& c) -> std::string& { return c.quant.mode; }}, "none | int8 | fp8"},
     {"data.source",    Field<std::string>{[](RunConfig& c) -> std::string& { return c.data.source; }}, "synthetic | shard"},
     {"data.path",      Field<std::string>{[](RunConfig& c) -> std::string& { return c.data.path; }}, "token shard file for data.source = shard"},
@@ -154,6 +157,21 @@ std::vector<Setting> settings_from_toml(const std::string& path, const toml::tab
     }
     const auto* table = node.as_table();
     if (!table) throw ConfigError(where(node.source()), name, "unknown top-level key (expected a [section])");
+    if (name == "reduced") {
+      // [reduced] holds dotted keys: "model.layers" = 2
+      for (auto&& [k, v] : *table) {
+        const std::string key(k.str());
+        if (!find_key(key) || key == "model.preset")
+          throw ConfigError(where(v.source()), "reduced." + key, "not a config key that a reduced form may set");
+        std::string text;
+        if (auto str = v.value_exact<std::string>()) text = *str;
+        else if (auto i = v.value_exact<int64_t>()) text = std::to_string(*i);
+        else if (auto d = v.value_exact<double>()) text = fmt::format("{}", *d);
+        else throw ConfigError(where(v.source()), "reduced." + key, "expected a string or number");
+        config.reduced_overrides.push_back(key + "=" + text);
+      }
+      continue;
+    }
     for (auto&& [k, v] : *table) {
       const std::string key = name + "." + std::string(k.str());
       if (!find_key(key)) throw ConfigError(where(v.source()), key, "unknown key (see `twinbench list --keys`)");
@@ -223,6 +241,7 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   positive("train.grad_accum", config.train.grad_accum);
   positive("measure.repeats", config.measure.repeats);
   positive("dist.nproc", config.dist.nproc);
+  positive("train.eval_batches", config.train.eval_batches);
   non_negative("train.warmup_steps", static_cast<double>(config.train.warmup_steps));
   non_negative("train.eval_every", static_cast<double>(config.train.eval_every));
   non_negative("train.checkpoint_every", static_cast<double>(config.train.checkpoint_every));
@@ -249,7 +268,7 @@ std::vector<KeyDoc> config_keys() {
   return out;
 }
 
-RunConfig load_config(const std::string& case_file, const std::vector<std::string>& overrides) {
+RunConfig load_config(const std::string& case_file, const std::vector<std::string>& overrides, bool reduced) {
   RunConfig config;
   config.case_file = case_file;
   config.case_name = fs::path(case_file).stem().string();
@@ -262,6 +281,12 @@ RunConfig load_config(const std::string& case_file, const std::vector<std::strin
     throw ConfigError(fmt::format("{}:{}", case_file, where.begin.line), "(syntax)", std::string(e.description()));
   }
   auto settings = settings_from_toml(case_file, root, config);
+  if (reduced && !config.reduced_overrides.empty()) {
+    config.reduced = true;
+    auto smaller = settings_from_overrides(config.reduced_overrides);
+    for (auto& s : smaller) s.where = case_file + " [reduced]";
+    settings.insert(settings.end(), smaller.begin(), smaller.end());
+  }
   const auto cli = settings_from_overrides(overrides);
   settings.insert(settings.end(), cli.begin(), cli.end());
   return resolve(std::move(config), settings);
@@ -280,6 +305,10 @@ std::string config_json(const RunConfig& config) {
   nlohmann::ordered_json j;
   RunConfig copy = config;
   for (const auto& spec : key_table()) std::visit([&](auto field) { j[spec.key] = field(copy); }, spec.field);
+  j["case"] = config.case_name;
+  j["overrides"] = config.overrides;
+  j["reduced"] = config.reduced;
+  if (config.reduced) j["reduced_overrides"] = config.reduced_overrides;
   return j.dump();
 }
 

@@ -26,6 +26,9 @@ struct TrainConfig {
   int64_t seed = 0;
   int64_t eval_every = 0;        // 0 = only at the end
   int64_t checkpoint_every = 0;  // 0 = never
+  int64_t eval_batches = 2;      // held-out batches per evaluation
+  std::string checkpoint_dir = "checkpoints";
+  std::string resume_from;       // checkpoint file to continue from ("" = fresh start)
 };
 
 struct QuantConfig {
@@ -63,6 +66,10 @@ struct RunConfig {
   DistConfig dist;
   Requirements needs;  // TOML section [requires]
   std::vector<std::string> overrides;  // the key=value strings applied, as given
+  // The case's [reduced] section as key=value strings: a smaller, explicitly chosen
+  // form for hosts where the full case does not fit (e.g. 06_1b on a 24 GiB CPU).
+  std::vector<std::string> reduced_overrides;
+  bool reduced = false;  // whether they were applied (recorded with the run)
 };
 
 // Where a bad value came from: "cases/x.toml:7" or "command line".
@@ -82,8 +89,10 @@ struct KeyDoc {
 };
 std::vector<KeyDoc> config_keys();
 
-// Defaults + model preset + the case file + overrides, then validated. Throws ConfigError.
-RunConfig load_config(const std::string& case_file, const std::vector<std::string>& overrides);
+// Defaults + model preset + the case file (+ its [reduced] section when `reduced`)
+// + overrides, then validated. Throws ConfigError.
+RunConfig load_config(const std::string& case_file, const std::vector<std::string>& overrides,
+                      bool reduced = false);
 // Defaults + the named preset + overrides (no case file).
 RunConfig preset_run_config(const std::string& preset, const std::vector<std::string>& overrides);
 

@@ -18,7 +18,7 @@ double quantile(std::vector<double> v, double q) {
 StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps) {
   std::vector<double> times;
   for (const auto& s : steps)
-    if (!s.warmup && s.step > 0) times.push_back(s.seconds);
+    if (!s.warmup && !s.eval && !s.checkpoint && s.step > 0) times.push_back(s.seconds);
   StepTimeStats st;
   st.count = static_cast<int64_t>(times.size());
   if (times.empty()) return st;

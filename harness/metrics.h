@@ -1,5 +1,6 @@
 // Run metrics derived from step records, with the definitions of docs/metrics.md:
-// steady-state statistics leave out warm-up steps (always step 0), and throughput
+// steady-state statistics leave out warm-up steps (always step 0) and steps that
+// evaluated or checkpointed, and throughput
 // divides the model FLOPs / tokens of a step by the steady-state mean step time.
 #pragma once
 
@@ -30,6 +31,11 @@ struct RunMetrics {
   StepTimeStats step_time;
   double first_step_s = 0;  // compile / first-step time
   double wall_s = 0;
+  // Memory and utilisation, filled by the runner that knows the device.
+  std::optional<int64_t> peak_memory_bytes;  // tensor bytes, exact (allocator-level)
+  std::optional<double> memory_pct;          // peak as % of the device's capacity
+  std::optional<int64_t> peak_rss_bytes;     // process peak RSS so far
+  std::optional<double> mfu;                 // TFLOP/s / calibrated peak; empty without calibration
 };
 
 RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);

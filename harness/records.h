@@ -15,14 +15,18 @@ struct StepRecord {
   double seconds = 0;       // wall time of the optimizer step, device-synchronised
   int64_t tokens = 0;       // tokens processed by this step on this device
   bool warmup = false;      // excluded from steady-state statistics
+  bool eval = false;        // a held-out evaluation ran after this step (excluded too)
+  bool checkpoint = false;  // a checkpoint was written after this step (excluded too)
+  std::optional<double> eval_loss;
 };
 
 struct TrainResult {
-  std::string status = "completed";  // completed | diverged
+  std::string status = "completed";  // completed | diverged | interrupted
   std::string reason;
   std::vector<StepRecord> steps;
   std::optional<double> eval_loss;
   double wall_seconds = 0;
+  std::vector<std::string> checkpoints;  // files written, in order
 };
 
 }  // namespace twinbench

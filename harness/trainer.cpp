@@ -5,7 +5,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 
+#include "harness/checkpoint.h"
+#include "harness/optim/optimizer.h"
 #include "models/torch_compat.h"
 
 namespace twinbench {
@@ -14,26 +18,14 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& t, std::vector<torch::Tensor> params) {
-  if (t.optimizer == "adamw")
-    return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(t.lr).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
-  if (t.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(t.lr).momentum(0.9));
-  throw std::invalid_argument(fmt::format("train.optimizer: '{}' is not implemented yet (known: adamw, sgd)",
-                                          t.optimizer));
-}
-
-void set_lr(torch::optim::Optimizer& opt, double lr) {
-  for (auto& group : opt.param_groups()) group.options().set_lr(lr);
-}
-
 void synchronize(const torch::Device& device) {
 #if defined(TWINBENCH_WITH_CUDA)
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 #endif
   (void)device;
 }
+
+bool every(int64_t period, int64_t step) { return period > 0 && (step + 1) % period == 0; }
 
 }  // namespace
 
@@ -57,53 +49,78 @@ double evaluate(Variant& variant, BatchSource& data, int64_t batches, const std:
   return total / static_cast<double>(batches);
 }
 
-TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data,
-                  const std::function<void(const StepRecord&)>& on_step) {
+TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const TrainHooks& hooks) {
   using Clock = std::chrono::steady_clock;
-  const auto t = c.train;
+  const auto& t = c.train;
   const auto run_start = Clock::now();
   auto params = variant.parameters();
   const torch::Device device = params.front().device();
-  auto optimizer = make_optimizer(t, params);
+  auto optimizer = make_optimizer(t, variant.bindings());
+  TrainPosition position;
+  if (!t.resume_from.empty()) position = load_checkpoint(t.resume_from, variant, *optimizer);
   variant.set_training(true);
+  const bool bf16 = t.dtype == "bf16";
+  const int64_t warmup = std::max<int64_t>(1, c.measure.warmup_steps);
+
   TrainResult result;
-  int64_t forward_index = 0;
-  for (int64_t step = 0; step < t.steps; ++step) {
+  int64_t forward_index = position.forward_index;
+  for (int64_t step = position.next_step; step < t.steps; ++step) {
     const auto start = Clock::now();
-    set_lr(*optimizer, learning_rate(t, step));
+    optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
     optimizer->zero_grad();
-    torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(device));
+    auto step_loss = torch::zeros({}, torch::TensorOptions().device(device));
     for (int64_t micro = 0; micro < t.grad_accum; ++micro) {
       const Batch batch = data.train_batch(forward_index);
       torch::Tensor loss;
       {
-        const compat::AutocastGuard autocast(t.dtype == "bf16", device, torch::kBFloat16);
+        const compat::AutocastGuard autocast(bf16, device, torch::kBFloat16);
         loss = variant.loss(batch, {step, forward_index});
       }
       ++forward_index;
       (loss / static_cast<double>(t.grad_accum)).backward();
       step_loss += loss.detach();
     }
-    if (t.clip > 0) torch::nn::utils::clip_grad_norm_(params, t.clip);
+    // The global gradient norm doubles as the divergence check; clip=0 measures without clipping.
+    const double max_norm = t.clip > 0 ? t.clip : std::numeric_limits<double>::infinity();
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(params, max_norm);
     const double loss_value = step_loss.item<double>() / static_cast<double>(t.grad_accum);
-    if (!std::isfinite(loss_value)) {
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
       result.status = "diverged";
-      result.reason = fmt::format("loss is {} at step {}", loss_value, step);
+      result.reason = fmt::format("{} is {} at step {}", std::isfinite(loss_value) ? "gradient norm" : "loss",
+                                  std::isfinite(loss_value) ? grad_norm : loss_value, step);
     } else {
       optimizer->step();
     }
     synchronize(device);
+
     StepRecord record;
     record.step = step;
     record.loss = loss_value;
     record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     record.tokens = t.batch * t.seq_len * t.grad_accum;
-    record.warmup = step < std::max<int64_t>(1, c.measure.warmup_steps);
+    record.warmup = step < warmup;
+    const bool last = step + 1 == t.steps;
+    if (result.status == "completed" && (every(t.eval_every, step) || last)) {
+      record.eval = true;
+      record.eval_loss = evaluate(variant, data, t.eval_batches, t.dtype);
+      if (last) result.eval_loss = record.eval_loss;
+    }
+    if (result.status == "completed" && every(t.checkpoint_every, step) && !hooks.checkpoint_prefix.empty()) {
+      const std::string path = fmt::format("{}-step{}.safetensors", hooks.checkpoint_prefix, step + 1);
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+      save_checkpoint(path, variant, *optimizer, {step + 1, forward_index}, config_json(c));
+      record.checkpoint = true;
+      result.checkpoints.push_back(path);
+    }
     result.steps.push_back(record);
-    if (on_step) on_step(record);
+    if (hooks.on_step) hooks.on_step(record);
     if (result.status != "completed") break;
+    if (!last && hooks.should_stop && hooks.should_stop()) {
+      result.status = "interrupted";
+      result.reason = fmt::format("stopped by request after step {}", step);
+      break;
+    }
   }
-  if (result.status == "completed") result.eval_loss = evaluate(variant, data, 2, t.dtype);
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
   return result;
 }

@@ -4,9 +4,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "harness/batches.h"
 #include "harness/config.h"
@@ -23,9 +21,15 @@ double learning_rate(const TrainConfig& train, int64_t step);
 // the run's compute dtype (fp32 | bf16).
 double evaluate(Variant& variant, BatchSource& data, int64_t batches, const std::string& dtype = "fp32");
 
-// Trains `variant` for config.train.steps steps. `on_step` sees every record as it
-// is produced (progress lines, the store).
-TrainResult train(Variant& variant, const RunConfig& config, BatchSource& data,
-                  const std::function<void(const StepRecord&)>& on_step = {});
+struct TrainHooks {
+  std::function<void(const StepRecord&)> on_step;  // every record as it is produced
+  std::string checkpoint_prefix;  // checkpoints go to <prefix>-step<N>.safetensors
+  std::function<bool()> should_stop;  // polled after every step (signals)
+};
+
+// Trains `variant` for config.train.steps steps (continuing from train.resume_from
+// when set). Ends early as `diverged` on a non-finite loss or gradient norm, and
+// as `interrupted` when hooks.should_stop() says so; the last step is recorded.
+TrainResult train(Variant& variant, const RunConfig& config, BatchSource& data, const TrainHooks& hooks = {});
 
 }  // namespace twinbench

@@ -1,15 +1,17 @@
-// `twinbench run`: train each selected case with each selected implementation and
-// print the side-by-side table per case (JSON list of runs with --json).
+// `twinbench run` and `twinbench matrix`: train cases with each implementation,
+// store every run, print the side-by-side tables (or JSON).
 #include <fmt/format.h>
+#include <fnmatch.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "harness/cli/common.h"
-#include "harness/metrics.h"
-#include "harness/plan.h"
-#include "harness/trainer.h"
+#include "harness/interrupt.h"
+#include "harness/runner.h"
+#include "harness/store/store.h"
 #include "reports/console_table.h"
 #include "variants/registry.h"
 
@@ -25,90 +27,172 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-// Why this case cannot run here, or "" when it can.
-std::string skip_reason(const RunConfig& c, const Plan& plan) {
-  if (c.quant.mode != "none") return fmt::format("quant.mode={} is not implemented yet", c.quant.mode);
-  if (c.dist.nproc > 1) return fmt::format("data-parallel training (dist.nproc={}) is not implemented yet", c.dist.nproc);
-  if (c.needs.device == "cuda") return "requires a CUDA device; this build runs on CPU";
-  if (!plan.fits)
-    return fmt::format("needs an estimated {:.1f} GiB, this host has {:.1f} GiB (twinbench plan --case {})",
-                       plan.required_bytes / double(1LL << 30), plan.device_capacity_bytes / double(1LL << 30),
-                       c.case_name);
-  return "";
+// Options shared by run and matrix.
+struct ExecOpts {
+  std::vector<std::string> overrides;
+  std::string variants = "functional,module";
+  int repeats = 0;  // 0 = the case's measure.repeats
+  std::string db = "twinbench.db";
+  bool no_db = false;
+  bool reduced = false;
+  bool json = false;
+  LabelOverrides labels;
+};
+
+void add_exec_options(CLI::App* cmd, ExecOpts& o) {
+  cmd->add_option("overrides", o.overrides, "config overrides key=value");
+  cmd->add_option("--variant", o.variants, "implementation(s), comma-separated");
+  cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--db", o.db, "SQLite file the runs are stored in");
+  cmd->add_flag("--no-db", o.no_db, "do not store the runs");
+  cmd->add_flag("--reduced", o.reduced, "apply each case's [reduced] section (a smaller form that fits this host)");
+  cmd->add_option("--branch", o.labels.branch, "branch label to record (default: from the build, or $TWINBENCH_BRANCH)");
+  cmd->add_option("--commit", o.labels.commit, "commit label to record (default: from the build, or $TWINBENCH_COMMIT)");
+  cmd->add_flag("--json", o.json, "print the list of runs as JSON on stdout and nothing else");
 }
 
-nlohmann::ordered_json run_json(const RunConfig& c, const TableColumn& col) {
+nlohmann::ordered_json run_json(const RunOutcome& r) {
   nlohmann::ordered_json j;
-  j["run_id"] = nullptr;  // runs get ids once they are stored
-  j["case"] = c.case_name.empty() ? c.model.preset : c.case_name;
-  j["variant"] = col.variant;
-  j["status"] = col.status;
-  j["reason"] = col.reason;
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  if (col.metrics) {
-    const auto& m = *col.metrics;
-    j["params"] = m.params;
-    j["final_loss"] = m.final_loss;
-    j["eval_loss"] = opt(m.eval_loss);
-    j["tflops_per_s_per_device"] = opt(m.tflops_per_s_per_device);
-    j["tokens_per_s_per_device"] = opt(m.tokens_per_s_per_device);
-    j["step_time_mean_s"] = m.step_time.mean;
-    j["step_time_median_s"] = m.step_time.median;
-  }
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  j["run_id"] = r.run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.run_id);
+  j["case"] = r.case_name;
+  j["variant"] = r.variant;
+  j["repeat"] = r.repeat;
+  j["status"] = r.status;
+  j["reason"] = r.reason;
+  const RunMetrics m = r.metrics.value_or(RunMetrics{});
+  const bool has = r.metrics.has_value();
+  j["params"] = has ? nlohmann::json(m.params) : nlohmann::json(nullptr);
+  j["final_loss"] = has ? nlohmann::json(m.final_loss) : nlohmann::json(nullptr);
+  j["eval_loss"] = opt(m.eval_loss);
+  j["tflops_per_s_per_device"] = opt(m.tflops_per_s_per_device);
+  j["tokens_per_s_per_device"] = opt(m.tokens_per_s_per_device);
+  const bool steady = has && m.step_time.count > 0;
+  j["step_time_mean_s"] = steady ? nlohmann::json(m.step_time.mean) : nlohmann::json(nullptr);
+  j["step_time_median_s"] = steady ? nlohmann::json(m.step_time.median) : nlohmann::json(nullptr);
+  j["peak_memory_bytes"] = opt(m.peak_memory_bytes);
+  j["memory_pct"] = opt(m.memory_pct);
+  j["mfu"] = opt(m.mfu);
   return j;
+}
+
+// One table per case: per variant the repeat with the median mean step time.
+void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants) {
+  std::vector<std::string> cases;
+  for (const auto& r : outcomes)
+    if (std::find(cases.begin(), cases.end(), r.case_name) == cases.end()) cases.push_back(r.case_name);
+  for (const auto& c : cases) {
+    std::vector<TableColumn> columns;
+    for (const auto& v : variants) {
+      std::vector<const RunOutcome*> runs;
+      for (const auto& r : outcomes)
+        if (r.case_name == c && r.variant == v) runs.push_back(&r);
+      if (runs.empty()) continue;
+      std::vector<const RunOutcome*> measured;
+      for (const auto* r : runs)
+        if (r->metrics && r->status == "completed") measured.push_back(r);
+      const RunOutcome* pick = runs.front();
+      if (!measured.empty()) {
+        std::sort(measured.begin(), measured.end(), [](const RunOutcome* a, const RunOutcome* b) {
+          return a->metrics->step_time.mean < b->metrics->step_time.mean;
+        });
+        pick = measured[measured.size() / 2];
+      }
+      columns.push_back({v, pick->status, pick->reason, pick->metrics});
+    }
+    const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
+                                         [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
+    std::cout << side_by_side_table(repeats > 1 ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns)
+              << "\n";
+  }
+}
+
+int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
+  const auto variants = split_commas(o.variants);
+  if (variants.empty()) throw ConfigError("command line", "--variant", "no implementation given");
+  for (const auto& v : variants) make_variant(v, {preset_config("tiny"), 0, torch::kCPU});  // unknown names fail now
+  std::vector<RunConfig> configs = configs_in;
+  if (o.repeats > 0)
+    for (auto& c : configs) c.measure.repeats = o.repeats;
+
+  std::optional<store::Store> db;
+  RunnerOptions options;
+  if (!o.no_db) {
+    db.emplace(o.db);
+    const int recovered = db->recover_stale_runs();
+    if (recovered > 0) std::cerr << fmt::format("{}: marked {} stale run(s) interrupted\n", o.db, recovered);
+    options.store = &*db;
+  }
+  options.group_id = store::new_uuid();
+  options.labels = o.labels;
+  install_interrupt_handlers();
+  const auto outcomes = run_all(configs, variants, options);
+
+  if (o.json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& r : outcomes) list.push_back(run_json(r));
+    std::cout << list.dump(2) << "\n";
+  } else {
+    print_tables(outcomes, variants);
+    if (db) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
+                                     outcomes.size() == 1 ? "run" : "runs", o.db, options.group_id);
+  }
+  std::vector<std::string> bad;
+  for (const auto& r : outcomes)
+    if (r.status == "failed" || r.status == "diverged")
+      bad.push_back(fmt::format("{} ({} / {}: {}: {})", r.run_id.empty() ? "-" : r.run_id, r.case_name, r.variant,
+                                r.status, r.reason));
+  for (const auto& b : bad) std::cerr << "twinbench: not completed: " << b << "\n";
+  if (stop_requested()) {
+    std::cerr << "twinbench: interrupted by signal " << stop_signal() << "\n";
+    return kExitInterrupted;
+  }
+  return bad.empty() ? kExitOk : kExitFailure;
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string cases;
-    std::string preset;
-    std::vector<std::string> overrides;
-    std::string variants = "functional,module";
-    bool json = false;
+    ExecOpts exec;
+    std::string cases, preset;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("run", "train cases with each implementation and compare them");
-  cmd->add_option("--case", o->cases, "case name(s), comma-separated (e.g. 01_base,02_bf16)");
+  auto* cmd = app.add_subcommand("run", "train cases with each implementation, store and compare them");
+  cmd->add_option("--case", o->cases, "case name(s) or path(s), comma-separated (e.g. 01_base,02_bf16)");
   cmd->add_option("--preset", o->preset, "a model preset instead of a case");
-  cmd->add_option("--variant", o->variants, "implementation(s), comma-separated");
-  cmd->add_option("overrides", o->overrides, "config overrides key=value");
-  cmd->add_flag("--json", o->json, "print the list of runs as JSON on stdout and nothing else");
+  add_exec_options(cmd, o->exec);
   cmd->callback([o, &exit_code] {
     std::vector<RunConfig> configs;
-    if (!o->preset.empty()) configs.push_back(resolve({"", o->preset, o->overrides}));
-    for (const auto& name : split_commas(o->cases)) configs.push_back(resolve({name, "", o->overrides}));
-    if (configs.empty()) throw ConfigError("command line", "--case/--preset", "give --case NAME[,NAME...] or --preset P");
-    const auto variants = split_commas(o->variants);
-    for (const auto& v : variants) make_variant(v, {preset_config("tiny"), 0, torch::kCPU});  // unknown names fail now
-    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-    bool any_failed = false;
-    for (const auto& config : configs) {
-      const Plan plan = make_plan(config, 1);
-      const std::string skip = skip_reason(config, plan);
-      std::vector<TableColumn> columns;
-      for (const auto& v : variants) {
-        TableColumn col{v, "skipped", skip, std::nullopt};
-        if (skip.empty()) {
-          auto variant = make_variant(v, {config.model, static_cast<uint64_t>(config.train.seed), torch::kCPU});
-          auto data = make_batch_source(config, torch::kCPU);
-          std::cerr << fmt::format("{} / {}: {} steps\n", config.case_name.empty() ? config.model.preset : config.case_name, v,
-                                   config.train.steps);
-          const auto result = train(*variant, config, *data);
-          col.status = result.status;
-          col.reason = result.reason;
-          col.metrics = run_metrics(result, variant->param_count(), plan.flops.total());
-          any_failed |= result.status != "completed";
-        }
-        runs.push_back(run_json(config, col));
-        columns.push_back(std::move(col));
-      }
-      if (!o->json) std::cout << side_by_side_table(config.case_name.empty() ? config.model.preset : config.case_name,
-                                                    columns) << "\n";
+    if (!o->preset.empty()) configs.push_back(preset_run_config(o->preset, o->exec.overrides));
+    for (const auto& name : split_commas(o->cases))
+      configs.push_back(load_config(find_case_file(name), o->exec.overrides, o->exec.reduced));
+    if (configs.empty())
+      throw ConfigError("command line", "--case/--preset", "give --case NAME[,NAME...] or --preset P");
+    exit_code = execute(configs, o->exec);
+  });
+}
+
+void add_matrix_command(CLI::App& app, int& exit_code) {
+  struct Opts {
+    ExecOpts exec;
+    std::string glob = "*";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("matrix", "every case x variant x repeat, then the MaxView tables");
+  cmd->add_option("--cases", o->glob, "shell glob over case names (default: all)");
+  add_exec_options(cmd, o->exec);
+  cmd->callback([o, &exit_code] {
+    std::vector<RunConfig> configs;
+    for (const auto& file : list_case_files()) {
+      const auto name = std::filesystem::path(file).stem().string();
+      if (fnmatch(o->glob.c_str(), name.c_str(), 0) == 0)
+        configs.push_back(load_config(file, o->exec.overrides, o->exec.reduced));
     }
-    if (o->json) std::cout << runs.dump(2) << "\n";
-    exit_code = any_failed ? kExitFailure : kExitOk;
+    if (configs.empty())
+      throw ConfigError("command line", "--cases", fmt::format("'{}' matches no case in {}", o->glob, cases_dir()));
+    exit_code = execute(configs, o->exec);
   });
 }
 

@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitOk = 0,        // everything completed (or was skipped for a stated reason)
   kExitFailure = 1,   // a run failed or diverged, a file could not be read or written
   kExitBadInput = 2,  // bad command line, config, case file or input data
+  kExitInterrupted = 3,  // SIGINT/SIGTERM: the current run was stored as interrupted
 };
 
 struct ModelSelection {
@@ -35,6 +36,9 @@ void add_list_command(CLI::App& app, int& exit_code);
 void add_weights_command(CLI::App& app, int& exit_code);
 void add_eval_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+void add_matrix_command(CLI::App& app, int& exit_code);
+void add_runs_command(CLI::App& app, int& exit_code);
+void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_data_command(CLI::App& app, int& exit_code);
 
 // Intra-op threads = cores (LibTorch defaults to 1 here), or $TWINBENCH_THREADS.

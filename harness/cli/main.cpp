@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "harness/cli/common.h"
+#include "harness/memory.h"
+#include "harness/store/store.h"
 #include "harness/token_shard.h"
 #include "models/safetensors.h"
 #include "models/torch_compat.h"
@@ -35,7 +37,11 @@ int main(int argc, char** argv) {
   add_weights_command(app, exit_code);
   add_eval_command(app, exit_code);
   add_run_command(app, exit_code);
+  add_matrix_command(app, exit_code);
+  add_runs_command(app, exit_code);
+  add_calibrate_command(app, exit_code);
   add_data_command(app, exit_code);
+  memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
   init_threads();
   try {
     app.parse(argc, argv);
@@ -53,6 +59,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::cerr << "twinbench: error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const store::StoreError& e) {
+    std::cerr << "twinbench: error: " << e.what() << "\n";
+    return kExitFailure;
   } catch (const SafetensorsError& e) {
     std::cerr << "twinbench: error: " << e.what() << "\n";
     return kExitBadInput;

@@ -1,0 +1,115 @@
+// Commands around the store that do not train: `twinbench runs` (list stored runs,
+// recovering stale ones) and `twinbench calibrate` (matmul peak for MFU).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "harness/calibrate.h"
+#include "harness/cli/common.h"
+#include "harness/provenance.h"
+#include "harness/store/store.h"
+
+namespace twinbench::cli {
+
+void add_runs_command(CLI::App& app, int& exit_code) {
+  struct Opts {
+    std::string db = "twinbench.db";
+    std::string group, case_name, variant, status;
+    int64_t limit = 20;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("runs", "list stored runs, newest first (marks runs of dead processes interrupted)");
+  cmd->add_option("--db", o->db, "SQLite file");
+  cmd->add_option("--group", o->group, "only this group id");
+  cmd->add_option("--case", o->case_name, "only this case");
+  cmd->add_option("--variant", o->variant, "only this implementation");
+  cmd->add_option("--status", o->status, "only this status");
+  cmd->add_option("--limit", o->limit, "at most this many (0 = all)");
+  cmd->add_flag("--json", o->json, "JSON list on stdout");
+  cmd->callback([o, &exit_code] {
+    store::Store db(o->db);
+    const int recovered = db.recover_stale_runs();
+    if (recovered > 0) std::cerr << fmt::format("{}: marked {} stale run(s) interrupted\n", o->db, recovered);
+    store::RunFilter filter;
+    if (!o->group.empty()) filter.group_id = o->group;
+    if (!o->case_name.empty()) filter.case_name = o->case_name;
+    if (!o->variant.empty()) filter.variant = o->variant;
+    if (!o->status.empty()) filter.status = store::status_from_string(o->status);
+    if (o->limit > 0) filter.limit = o->limit;
+    const auto runs = db.runs(filter);
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& r : runs) {
+      const auto metrics = db.metrics(r.run_id);
+      auto metric = [&](const char* name) -> nlohmann::json {
+        const auto it = metrics.find(name);
+        return it != metrics.end() && it->second ? nlohmann::json(*it->second) : nlohmann::json(nullptr);
+      };
+      if (o->json) {
+        nlohmann::ordered_json j;
+        j["run_id"] = r.run_id;
+        j["group_id"] = r.group_id;
+        j["case"] = r.case_name;
+        j["variant"] = r.variant;
+        j["repeat"] = r.repeat_index;
+        j["status"] = std::string(store::to_string(r.status));
+        j["reason"] = r.reason;
+        j["started_at"] = r.started_at;
+        j["git_commit"] = r.git_commit;
+        j["git_branch"] = r.git_branch;
+        j["steps"] = db.steps(r.run_id).size();
+        j["final_loss"] = metric("final_loss");
+        j["step_time_mean_s"] = metric("step_time_mean_s");
+        list.push_back(j);
+      } else {
+        std::cout << fmt::format("{}  {:<20} {:<10} {:<11} {}  {}\n", r.run_id, r.case_name, r.variant,
+                                 store::to_string(r.status), r.started_at, r.reason);
+      }
+    }
+    if (o->json) std::cout << list.dump(2) << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+void add_calibrate_command(CLI::App& app, int& exit_code) {
+  struct Opts {
+    std::string db = "twinbench.db";
+    std::string dtypes = "fp32,bf16";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("calibrate", "measure this machine's dense matmul peak per dtype and store it");
+  cmd->add_option("--db", o->db, "SQLite file");
+  cmd->add_option("--dtype", o->dtypes, "dtypes to measure, comma-separated (fp32, bf16)");
+  cmd->add_flag("--json", o->json, "JSON list on stdout");
+  cmd->callback([o, &exit_code] {
+    store::Store db(o->db);
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    std::stringstream ss(o->dtypes);
+    for (std::string dtype; std::getline(ss, dtype, ',');) {
+      if (dtype != "fp32" && dtype != "bf16")
+        throw ConfigError("command line", "--dtype", fmt::format("'{}' is not one of: fp32, bf16", dtype));
+      const auto peak = measure_matmul_peak(dtype, torch::kCPU);
+      store::Calibration cal;
+      cal.host = host_name();
+      cal.device = cpu_name();
+      cal.dtype = dtype;
+      cal.peak_tflops = peak.tflops;
+      cal.details_json = nlohmann::json{{"matmul_size", peak.size},
+                                        {"seconds_per_matmul", peak.seconds_per_matmul},
+                                        {"threads", at::get_num_threads()}}
+                             .dump();
+      db.save_calibration(cal);
+      if (o->json)
+        list.push_back({{"dtype", dtype}, {"peak_tflops", peak.tflops}, {"matmul_size", peak.size}});
+      else
+        std::cout << fmt::format("{:<5} {:.3f} TFLOP/s  ({}^3 matmul, {} threads, {})\n", dtype, peak.tflops,
+                                 peak.size, at::get_num_threads(), cal.device);
+    }
+    if (o->json) std::cout << list.dump(2) << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace twinbench::cli

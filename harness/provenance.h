@@ -1,0 +1,33 @@
+// Provenance recorded with every run: which source, which build, which machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace twinbench {
+
+struct Provenance {
+  std::string git_commit, git_branch;
+  bool git_dirty = false;
+  bool labels_overridden = false;  // commit/branch came from --commit/--branch or the environment
+  std::string libtorch_version, compiler, device_name, host;
+  int threads = 1;
+  int world_size = 1;
+  int64_t pid = 0;
+  double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
+};
+
+// Labels given on the command line (empty = not given). TWINBENCH_BRANCH and
+// TWINBENCH_COMMIT apply when the flags are absent: CI checkouts are detached.
+struct LabelOverrides {
+  std::string branch, commit;
+};
+
+// `device_name` and `threads` are filled by the caller that knows the device.
+Provenance collect_provenance(const LabelOverrides& overrides);
+std::string provenance_json(const Provenance& p);
+// "model name" from /proc/cpuinfo, or "cpu".
+std::string cpu_name();
+std::string host_name();
+
+}  // namespace twinbench

@@ -1,0 +1,50 @@
+// The case runner: for each case x variant x repeat it decides whether the run can
+// happen here (or records why not), trains it through the shared core, derives the
+// metrics and writes everything to the store. It produces records; reporters format them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "harness/config.h"
+#include "harness/metrics.h"
+#include "harness/provenance.h"
+
+namespace twinbench {
+namespace store {
+class Store;
+}
+
+struct RunOutcome {
+  std::string run_id;  // empty when no store was used
+  std::string case_name, variant;
+  int repeat = 0;
+  std::string status;  // completed | failed | diverged | skipped | interrupted
+  std::string reason;
+  std::optional<RunMetrics> metrics;  // absent for skipped runs and failures before step 0
+};
+
+struct RunnerOptions {
+  store::Store* store = nullptr;  // where runs go; nullptr = not stored
+  std::string group_id;           // shared by every run of one invocation
+  LabelOverrides labels;
+  torch::Device device = torch::kCPU;
+  bool progress = true;
+};
+
+// Why this case cannot run on this machine, or "" when it can.
+std::string skip_reason(const RunConfig& config);
+
+// Runs every config with every variant `repeats` times (in that nesting), stopping
+// early when a stop is requested (the interrupted run is stored as such).
+std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
+                                const RunnerOptions& options);
+
+// The "case" label of a config: the case name, or "preset:<name>".
+std::string case_label(const RunConfig& config);
+
+}  // namespace twinbench
