@@ -17,40 +17,7 @@ namespace twinbench {
 
 namespace {
 
-constexpr size_t kStepFlushBatch = 256;  // steps buffered before one store transaction
-
 store::Status to_status(const std::string& s) { return store::status_from_string(s); }
-
-// Writes steps in batches so that storing never costs measurable training time.
-class StepWriter {
- public:
-  StepWriter(store::Store* db, std::string run_id) : db_(db), run_id_(std::move(run_id)) {}
-  void add(const StepRecord& r) {
-    if (!db_) return;
-    store::StepRecord s;
-    s.run_id = run_id_;
-    s.step = r.step;
-    s.loss = r.loss;
-    s.step_time_s = r.seconds;
-    s.tokens = r.tokens;
-    s.is_warmup = r.warmup;
-    s.is_eval = r.eval;
-    s.is_checkpoint = r.checkpoint;
-    s.eval_loss = r.eval_loss;
-    pending_.push_back(std::move(s));
-    if (pending_.size() >= kStepFlushBatch) flush();
-  }
-  void flush() {
-    if (!db_ || pending_.empty()) return;
-    db_->append_steps(pending_);
-    pending_.clear();
-  }
-
- private:
-  store::Store* db_;
-  std::string run_id_;
-  std::vector<store::StepRecord> pending_;
-};
 
 store::MetricList metric_list(const RunMetrics& m) {
   auto opt = [](const auto& v) -> std::optional<double> {
@@ -154,6 +121,30 @@ RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int
 }
 
 }  // namespace
+
+StepWriter::StepWriter(store::Store* db, std::string run_id) : db_(db), run_id_(std::move(run_id)) {}
+
+void StepWriter::add(const StepRecord& r) {
+  if (!db_) return;
+  store::StepRecord s;
+  s.run_id = run_id_;
+  s.step = r.step;
+  s.loss = r.loss;
+  s.step_time_s = r.seconds;
+  s.tokens = r.tokens;
+  s.is_warmup = r.warmup;
+  s.is_eval = r.eval;
+  s.is_checkpoint = r.checkpoint;
+  s.eval_loss = r.eval_loss;
+  pending_.push_back(std::move(s));
+  if (pending_.size() >= kFlushBatch) flush();
+}
+
+void StepWriter::flush() {
+  if (!db_ || pending_.empty()) return;
+  db_->append_steps(pending_);
+  pending_.clear();
+}
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 

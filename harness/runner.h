@@ -13,11 +13,23 @@
 #include "harness/config.h"
 #include "harness/metrics.h"
 #include "harness/provenance.h"
+#include "harness/store/store.h"
 
 namespace twinbench {
-namespace store {
-class Store;
-}
+// Writes a run's steps to the store in batches, so that storing never costs
+// measurable training time (one transaction per kFlushBatch steps).
+class StepWriter {
+ public:
+  static constexpr size_t kFlushBatch = 256;
+  StepWriter(store::Store* db, std::string run_id);  // db may be nullptr: a no-op
+  void add(const StepRecord& record);
+  void flush();
+
+ private:
+  store::Store* db_;
+  std::string run_id_;
+  std::vector<store::StepRecord> pending_;
+};
 
 struct RunOutcome {
   std::string run_id;  // empty when no store was used

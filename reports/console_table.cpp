@@ -22,19 +22,29 @@ std::string cell(const std::optional<double>& v, const char* spec) {
 }  // namespace
 
 std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& cols) {
+  auto some = [](double v) { return std::optional<double>(v); };
+  auto mib = [](const std::optional<int64_t>& b) {
+    return b ? std::optional<double>(static_cast<double>(*b) / (1 << 20)) : std::nullopt;
+  };
+  // MaxView's rows first, then the extra figures twinbench measures.
   const std::vector<Row> rows = {
-      {"Parameters", [](const RunMetrics& m) { return std::optional<double>(static_cast<double>(m.params)); }, "{:.0f}"},
-      {"Step-0 loss", [](const RunMetrics& m) { return std::optional<double>(m.first_loss); }, "{:.6f}"},
-      {"Final loss", [](const RunMetrics& m) { return std::optional<double>(m.final_loss); }, "{:.6f}"},
-      {"Eval loss", [](const RunMetrics& m) { return m.eval_loss; }, "{:.6f}"},
+      {"Parameters", [&](const RunMetrics& m) { return some(static_cast<double>(m.params)); }, "{:.0f}"},
+      {"Final loss", [&](const RunMetrics& m) { return some(m.final_loss); }, "{:.6f}"},
       {"TFLOP/s", [](const RunMetrics& m) { return m.tflops_per_s_per_device; }, "{:.4f}"},
       {"Tok/s", [](const RunMetrics& m) { return m.tokens_per_s_per_device; }, "{:.1f}"},
-      {"Avg s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.mean); }, "{:.4f}"},
-      {"Median s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.median); }, "{:.4f}"},
-      {"p10 s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.p10); }, "{:.4f}"},
-      {"p90 s/step", [](const RunMetrics& m) { return std::optional<double>(m.step_time.p90); }, "{:.4f}"},
-      {"First step s", [](const RunMetrics& m) { return std::optional<double>(m.first_step_s); }, "{:.4f}"},
+      {"Avg s/step", [&](const RunMetrics& m) { return m.step_time.count ? some(m.step_time.mean) : std::nullopt; }, "{:.4f}"},
+      {"Median s/step", [&](const RunMetrics& m) { return m.step_time.count ? some(m.step_time.median) : std::nullopt; }, "{:.4f}"},
+      {"Memory %", [](const RunMetrics& m) { return m.memory_pct; }, "{:.2f}"},
+      {"MFU", [](const RunMetrics& m) { return m.mfu; }, "{:.3f}"},
+      {"Step-0 loss", [&](const RunMetrics& m) { return some(m.first_loss); }, "{:.6f}"},
+      {"Eval loss", [](const RunMetrics& m) { return m.eval_loss; }, "{:.6f}"},
+      {"p10 s/step", [&](const RunMetrics& m) { return m.step_time.count ? some(m.step_time.p10) : std::nullopt; }, "{:.4f}"},
+      {"p90 s/step", [&](const RunMetrics& m) { return m.step_time.count ? some(m.step_time.p90) : std::nullopt; }, "{:.4f}"},
+      {"Peak tensor MiB", [&](const RunMetrics& m) { return mib(m.peak_memory_bytes); }, "{:.1f}"},
+      {"Peak RSS MiB", [&](const RunMetrics& m) { return mib(m.peak_rss_bytes); }, "{:.1f}"},
+      {"First step s", [&](const RunMetrics& m) { return some(m.first_step_s); }, "{:.4f}"},
   };
+
   bool any_metrics = false;
   for (const auto& c : cols) any_metrics |= c.metrics.has_value();
   if (!any_metrics) {

@@ -103,7 +103,8 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
     }
     const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
                                          [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
-    std::cout << side_by_side_table(repeats > 1 ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns)
+    const bool measured = std::any_of(columns.begin(), columns.end(), [](const TableColumn& t) { return t.metrics.has_value(); });
+    std::cout << side_by_side_table(repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns)
               << "\n";
   }
 }

@@ -138,6 +138,30 @@ TEST(Overrides, UnknownKeyAndNonNumericValue) {
   EXPECT_NE(error_of([] { preset_run_config("tiny", {"train.steps=0"}); }).find("train.steps"), std::string::npos);
 }
 
+TEST(CaseFile, ReducedSectionAppliesOnlyWhenAskedAndIsRecorded) {
+  const auto file = std::string(TWINBENCH_SOURCE_DIR) + "/cases/06_1b.toml";
+  const auto full = load_config(file, {});
+  EXPECT_EQ(full.model.layers, 16);
+  EXPECT_FALSE(full.reduced);
+  EXPECT_FALSE(make_plan(full, 1).fits);
+  const auto reduced = load_config(file, {"train.steps=2"}, true);
+  EXPECT_TRUE(reduced.reduced);
+  EXPECT_EQ(reduced.model.layers, 2);
+  EXPECT_EQ(reduced.model.d_model, 2048);  // full width
+  EXPECT_EQ(reduced.train.seq_len, 256);
+  EXPECT_EQ(reduced.train.steps, 2);  // command-line overrides still win
+  EXPECT_TRUE(make_plan(reduced, 1).fits);
+  const auto json = config_json(reduced);
+  EXPECT_NE(json.find("\"reduced\":true"), std::string::npos) << json;
+  EXPECT_NE(json.find("model.layers=2"), std::string::npos) << json;
+}
+
+TEST(CaseFile, ReducedSectionRejectsUnknownKeys) {
+  const auto path = write_case("red.toml", "[model]\npreset = \"tiny\"\n[reduced]\n\"model.layerz\" = 1\n");
+  const auto msg = error_of([&] { load_config(path, {}, true); });
+  EXPECT_NE(msg.find(path + ":4: reduced.model.layerz"), std::string::npos) << msg;
+}
+
 TEST(Cases, ShippedCasesAllLoadAndPlan) {
   const auto files = list_case_files();
   ASSERT_FALSE(files.empty());
