@@ -10,6 +10,7 @@ packages=(
   libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  tidy chromium  # report tests: HTML validation and headless rendering
 )
 
 missing=()

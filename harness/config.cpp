@@ -2,6 +2,8 @@
 // command-line overrides, validation messages and the JSON dump.
 #include "harness/config.h"
 
+#include "harness/stats/verdict.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,6 +71,7 @@ const std::vector<KeySpec>& key_table() {
     {"measure.warmup_steps", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.measure.warmup_steps; }}, "leading steps left out of steady-state statistics"},
     {"measure.repeats",Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.measure.repeats; }}, "repeats per case and variant"},
     {"dist.nproc",     Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.dist.nproc; }}, "data-parallel processes (devices)"},
+    {"measure.parity_tolerance", Field<double>{[](RunConfig& c) -> double& { return c.measure.parity_tolerance; }}, "max relative loss difference between implementations (reports)"},
     {"requires.device",Field<std::string>{[](RunConfig& c) -> std::string& { return c.needs.device; }}, "any | cpu | cuda"},
     {"requires.memory_gb", Field<double>{[](RunConfig& c) -> double& { return c.needs.memory_gb; }}, "memory the case needs (0 = the plan's estimate)"},
   };
@@ -157,6 +160,18 @@ std::vector<Setting> settings_from_toml(const std::string& path, const toml::tab
     }
     const auto* table = node.as_table();
     if (!table) throw ConfigError(where(node.source()), name, "unknown top-level key (expected a [section])");
+    if (name == "thresholds") {
+      // [thresholds] metric = number: verdict thresholds for this case (stats/verdict.h names).
+      for (auto&& [k, v] : *table) {
+        const std::string metric(k.str());
+        if (!stats::find_spec(stats::default_metric_specs(), metric))
+          throw ConfigError(where(v.source()), "thresholds." + metric, "not a metric with a verdict threshold");
+        const auto value = v.value<double>();
+        if (!value || !(*value >= 0)) throw ConfigError(where(v.source()), "thresholds." + metric, "expected a number >= 0");
+        config.thresholds[metric] = *value;
+      }
+      continue;
+    }
     if (name == "reduced") {
       // [reduced] holds dotted keys: "model.layers" = 2
       for (auto&& [k, v] : *table) {
@@ -248,6 +263,7 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   non_negative("measure.warmup_steps", static_cast<double>(config.measure.warmup_steps));
   non_negative("train.clip", config.train.clip);
   non_negative("requires.memory_gb", config.needs.memory_gb);
+  non_negative("measure.parity_tolerance", config.measure.parity_tolerance);
   if (!(config.train.lr > 0)) throw ConfigError(where_of("train.lr"), "train.lr", "must be > 0");
   check_choice(config, settings, "train.optimizer", config.train.optimizer, {"adamw", "sgd", "muon"});
   check_choice(config, settings, "train.schedule", config.train.schedule, {"cosine", "linear", "constant"});
@@ -309,6 +325,7 @@ std::string config_json(const RunConfig& config) {
   j["overrides"] = config.overrides;
   j["reduced"] = config.reduced;
   if (config.reduced) j["reduced_overrides"] = config.reduced_overrides;
+  if (!config.thresholds.empty()) j["thresholds"] = config.thresholds;
   return j.dump();
 }
 

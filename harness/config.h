@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct DataConfig {
 struct MeasureConfig {
   int64_t warmup_steps = 2;  // leading steps excluded from steady-state statistics
   int64_t repeats = 1;
+  double parity_tolerance = 1e-5;  // max relative loss difference between implementations
 };
 
 struct DistConfig {
@@ -70,6 +72,9 @@ struct RunConfig {
   // form for hosts where the full case does not fit (e.g. 06_1b on a 24 GiB CPU).
   std::vector<std::string> reduced_overrides;
   bool reduced = false;  // whether they were applied (recorded with the run)
+  // The case's [thresholds] section: metric name -> verdict threshold, overriding
+  // the defaults of harness/stats (recorded with the run, read by the reports).
+  std::map<std::string, double> thresholds;
 };
 
 // Where a bad value came from: "cases/x.toml:7" or "command line".

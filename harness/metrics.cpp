@@ -15,10 +15,15 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps) {
+std::vector<double> steady_step_times(const std::vector<StepRecord>& steps) {
   std::vector<double> times;
   for (const auto& s : steps)
     if (!s.warmup && !s.eval && !s.checkpoint && s.step > 0) times.push_back(s.seconds);
+  return times;
+}
+
+StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps) {
+  const auto times = steady_step_times(steps);
   StepTimeStats st;
   st.count = static_cast<int64_t>(times.size());
   if (times.empty()) return st;

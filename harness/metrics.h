@@ -18,6 +18,8 @@ struct StepTimeStats {
 
 // Quantile by linear interpolation between order statistics (numpy's default).
 double quantile(std::vector<double> values, double q);
+// Step times of the steady-state steps: not warm-up, not step 0, no eval or checkpoint.
+std::vector<double> steady_step_times(const std::vector<StepRecord>& steps);
 StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps);
 
 struct RunMetrics {

@@ -39,6 +39,9 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_matrix_command(CLI::App& app, int& exit_code);
 void add_runs_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
+void add_db_commands(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
 void add_data_command(CLI::App& app, int& exit_code);
 
 // Intra-op threads = cores (LibTorch defaults to 1 here), or $TWINBENCH_THREADS.

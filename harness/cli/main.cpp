@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   add_matrix_command(app, exit_code);
   add_runs_command(app, exit_code);
   add_calibrate_command(app, exit_code);
+  add_db_commands(app, exit_code);
+  add_report_command(app, exit_code);
+  add_compare_command(app, exit_code);
   add_data_command(app, exit_code);
   memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
   init_threads();

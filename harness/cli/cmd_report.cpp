@@ -1,0 +1,209 @@
+// `twinbench report pair|branch|nightly|index` (HTML folder, markdown or JSON) and
+// `twinbench compare` (CI gating on a branch comparison).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "harness/cli/common.h"
+#include "reports/branch_report.h"
+#include "reports/index_page.h"
+#include "reports/nightly_report.h"
+#include "reports/pair_report.h"
+
+namespace twinbench::cli {
+
+namespace {
+
+struct ReportOpts {
+  std::string db = "twinbench.db";
+  std::string out = "twinbench-report";
+  std::string format = "html";
+  std::vector<std::string> thresholds;  // metric=value
+  double alpha = 0.05;
+};
+
+void add_report_options(CLI::App* cmd, ReportOpts& o) {
+  cmd->add_option("--db", o.db, "SQLite file to read");
+  cmd->add_option("--out", o.out, "output folder for HTML (index.html links every report)");
+  cmd->add_option("--format", o.format, "html (files in --out), markdown or json (stdout)")
+      ->check(CLI::IsMember({"html", "markdown", "json"}));
+  cmd->add_option("--threshold", o.thresholds, "metric=relative threshold, e.g. step_time_mean_s=0.05 (repeatable)");
+  cmd->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->check(CLI::Range(1e-6, 0.5));
+}
+
+reports::CompareOptions compare_options(const ReportOpts& o) {
+  reports::CompareOptions c;
+  c.alpha = o.alpha;
+  for (const auto& t : o.thresholds) {
+    const auto eq = t.find('=');
+    if (eq == std::string::npos) throw ConfigError("command line", "--threshold", "expected metric=value, got '" + t + "'");
+    char* end = nullptr;
+    const std::string value = t.substr(eq + 1);
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || v < 0)
+      throw ConfigError("command line", "--threshold", "expected a non-negative number in '" + t + "'");
+    c.thresholds[t.substr(0, eq)] = v;
+  }
+  return c;
+}
+
+store::Store open_existing(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw std::invalid_argument(fmt::format("{}: no such database", path));
+  return store::Store(path);
+}
+
+// Renders the index of `dir` from the whole store (after any report was written).
+void refresh_index(const std::string& dir, const std::vector<reports::RunView>& all, const reports::PairReport* pair) {
+  reports::write_report_file(dir, "index.html", reports::index_html(all, pair, reports::report_files(dir)));
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto* report = app.add_subcommand("report", "render reports from the store");
+  report->require_subcommand(1);
+
+  struct PairOpts {
+    ReportOpts r;
+    std::string group, a = "functional", b = "module";
+  };
+  auto p = std::make_shared<PairOpts>();
+  auto* pair = report->add_subcommand("pair", "implementation A vs B per case, for one run group");
+  add_report_options(pair, p->r);
+  pair->add_option("--group", p->group, "run group (default: the newest)");
+  pair->add_option("--a", p->a, "implementation A (left column)");
+  pair->add_option("--b", p->b, "implementation B (right column; Diff = B - A)");
+  pair->callback([p, &exit_code] {
+    const auto db = open_existing(p->r.db);
+    const auto group = reports::resolve_group(db, p->group);
+    store::RunFilter f;
+    f.group_id = group;
+    const auto started = std::chrono::steady_clock::now();
+    auto report = reports::build_pair_report(reports::load_runs(db, f), group, p->a, p->b, compare_options(p->r));
+    if (p->r.format == "markdown") {
+      std::cout << reports::pair_markdown(report);
+    } else if (p->r.format == "json") {
+      std::cout << reports::pair_json(report) << "\n";
+    } else {
+      for (size_t i = 0; i < report.cases.size(); ++i)
+        reports::write_report_file(p->r.out, reports::pair_page_name(report.cases[i].case_name),
+                                   reports::pair_case_html(report, i));
+      refresh_index(p->r.out, reports::load_runs(db), &report);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::cerr << fmt::format("pair report: {} cases rendered in {:.3f} s\n", report.cases.size(), seconds);
+      std::cout << (std::filesystem::path(p->r.out) / "index.html").string() << "\n";
+    }
+    exit_code = kExitOk;
+  });
+
+  struct BranchOpts {
+    ReportOpts r;
+    std::string baseline, candidate, variants;
+  };
+  auto b = std::make_shared<BranchOpts>();
+  auto* branch = report->add_subcommand("branch", "one implementation across two refs (branches or commits)");
+  add_report_options(branch, b->r);
+  branch->add_option("--candidate", b->candidate, "candidate ref: branch name or commit prefix")->required();
+  branch->add_option("--baseline", b->baseline, "baseline ref: branch name or commit prefix")->required();
+  branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
+  branch->callback([b, &exit_code] {
+    const auto db = open_existing(b->r.db);
+    const auto all = reports::load_runs(db);
+    const auto report = reports::build_branch_report(all, b->baseline, b->candidate, split_commas(b->variants),
+                                                     compare_options(b->r));
+    if (b->r.format == "markdown") {
+      std::cout << reports::branch_markdown(report);
+    } else if (b->r.format == "json") {
+      std::cout << reports::branch_json(report) << "\n";
+    } else {
+      const auto name = reports::branch_page_name(b->baseline, b->candidate);
+      reports::write_report_file(b->r.out, name, reports::branch_html(report));
+      refresh_index(b->r.out, all, nullptr);
+      std::cout << (std::filesystem::path(b->r.out) / name).string() << "\n";
+    }
+    exit_code = kExitOk;
+  });
+
+  struct NightlyOpts {
+    ReportOpts r;
+    reports::NightlyOptions n;
+    bool fail = false;
+  };
+  auto n = std::make_shared<NightlyOpts>();
+  auto* nightly = report->add_subcommand("nightly", "trends over the stored run groups of the last N days");
+  add_report_options(nightly, n->r);
+  nightly->add_option("--days", n->n.days, "history length in days")->check(CLI::PositiveNumber);
+  nightly->add_option("--window", n->n.window, "baseline = median of the previous N nights")->check(CLI::PositiveNumber);
+  nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
+  nightly->callback([n, &exit_code] {
+    const auto db = open_existing(n->r.db);
+    const auto all = reports::load_runs(db);
+    auto options = n->n;
+    options.alpha = n->r.alpha;
+    const auto report = reports::build_nightly_report(all, options);
+    if (n->r.format == "markdown") {
+      std::cout << reports::nightly_markdown(report);
+    } else if (n->r.format == "json") {
+      std::cout << reports::nightly_json(report) << "\n";
+    } else {
+      reports::write_report_file(n->r.out, "nightly.html", reports::nightly_html(report));
+      refresh_index(n->r.out, all, nullptr);
+      std::cout << (std::filesystem::path(n->r.out) / "nightly.html").string() << "\n";
+    }
+    if (report.regressions > 0)
+      std::cerr << fmt::format("twinbench: {} series regressed on two consecutive nights\n", report.regressions);
+    exit_code = n->fail && report.regressions > 0 ? kExitFailure : kExitOk;
+  });
+
+  auto io = std::make_shared<ReportOpts>();
+  auto* index = report->add_subcommand("index", "(re)write index.html of the output folder");
+  index->add_option("--db", io->db, "SQLite file to read");
+  index->add_option("--out", io->out, "output folder");
+  index->callback([io, &exit_code] {
+    const auto db = open_existing(io->db);
+    refresh_index(io->out, reports::load_runs(db), nullptr);
+    std::cout << (std::filesystem::path(io->out) / "index.html").string() << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+void add_compare_command(CLI::App& app, int& exit_code) {
+  struct Opts {
+    ReportOpts r;
+    std::string baseline, candidate, variants;
+    bool fail = false;
+  };
+  auto o = std::make_shared<Opts>();
+  o->r.format = "markdown";
+  auto* cmd = app.add_subcommand("compare", "compare two refs and gate CI: exit 1 on regressions with --fail-on-regression");
+  cmd->add_option("--db", o->r.db, "SQLite file to read");
+  cmd->add_option("--baseline", o->baseline, "baseline ref: branch name or commit prefix")->required();
+  cmd->add_option("--candidate", o->candidate, "candidate ref: branch name or commit prefix")->required();
+  cmd->add_option("--variant", o->variants, "implementations, comma-separated (default: all)");
+  cmd->add_option("--format", o->r.format, "markdown or json")->check(CLI::IsMember({"markdown", "json"}));
+  cmd->add_option("--threshold", o->r.thresholds, "metric=relative threshold (repeatable)");
+  cmd->add_option("--alpha", o->r.alpha, "significance level")->check(CLI::Range(1e-6, 0.5));
+  cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
+  cmd->callback([o, &exit_code] {
+    const auto db = open_existing(o->r.db);
+    const auto report = reports::build_branch_report(reports::load_runs(db), o->baseline, o->candidate,
+                                                     split_commas(o->variants), compare_options(o->r));
+    std::cout << (o->r.format == "json" ? reports::branch_json(report) + "\n" : reports::branch_markdown(report));
+    if (report.regressions > 0)
+      std::cerr << fmt::format("twinbench: {} regression{} of {} against {}\n", report.regressions,
+                               report.regressions == 1 ? "" : "s", o->candidate, o->baseline);
+    exit_code = o->fail && report.regressions > 0 ? kExitFailure : kExitOk;
+  });
+}
+
+}  // namespace twinbench::cli

@@ -1,0 +1,146 @@
+// Branch report (see branch_report.h).
+#include "reports/branch_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "reports/html.h"
+#include "reports/pair_report.h"
+
+namespace twinbench::reports {
+
+namespace {
+
+// Largest relative change among the metrics that carry the worst verdict.
+double worst_change(const Comparison& c) {
+  double m = 0;
+  for (const auto& x : c.metrics)
+    if (x.verdict == c.worst && x.rel_diff) m = std::max(m, std::abs(*x.rel_diff));
+  return m;
+}
+
+}  // namespace
+
+BranchReport build_branch_report(const std::vector<RunView>& all, const std::string& baseline_ref,
+                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
+                                 const CompareOptions& options) {
+  BranchReport r;
+  r.baseline_ref = baseline_ref;
+  r.candidate_ref = candidate_ref;
+  auto base = latest_runs_of_ref(all, baseline_ref);
+  auto cand = latest_runs_of_ref(all, candidate_ref);
+  if (base.empty()) throw std::invalid_argument(fmt::format("no runs of baseline ref '{}' in the store", baseline_ref));
+  if (cand.empty())
+    throw std::invalid_argument(fmt::format("no runs of candidate ref '{}' in the store", candidate_ref));
+  // Keep both sides in one vector; remember where the candidate's start.
+  const size_t split = base.size();
+  r.runs = std::move(base);
+  r.runs.insert(r.runs.end(), cand.begin(), cand.end());
+  CompareOptions o = options;
+  o.parity = false;  // same implementation: curves may differ legitimately across refs
+  for (const auto& name : case_names(r.runs)) {
+    std::vector<std::string> vs;
+    for (const auto& run : r.runs)
+      if (run.run.case_name == name && std::find(vs.begin(), vs.end(), run.run.variant) == vs.end() &&
+          (variants.empty() || std::find(variants.begin(), variants.end(), run.run.variant) != variants.end()))
+        vs.push_back(run.run.variant);
+    for (const auto& v : vs) {
+      std::vector<const RunView*> a, b;
+      for (size_t i = 0; i < r.runs.size(); ++i)
+        if (r.runs[i].run.case_name == name && r.runs[i].run.variant == v) (i < split ? a : b).push_back(&r.runs[i]);
+      auto c = compare_runs(name, baseline_ref, candidate_ref, a, b, o);
+      c.variant = v;
+      r.comparisons.push_back(std::move(c));
+    }
+  }
+  std::stable_sort(r.comparisons.begin(), r.comparisons.end(), [](const Comparison& x, const Comparison& y) {
+    if (severity(x.worst) != severity(y.worst)) return severity(x.worst) > severity(y.worst);
+    return worst_change(x) > worst_change(y);
+  });
+  for (const auto& c : r.comparisons)
+    if (c.worst == stats::Verdict::kRegressed || c.worst == stats::Verdict::kNewFailure) ++r.regressions;
+  return r;
+}
+
+std::string branch_page_name(const std::string& baseline_ref, const std::string& candidate_ref) {
+  return "branch-" + safe_name(candidate_ref) + "-vs-" + safe_name(baseline_ref) + ".html";
+}
+
+std::string branch_html(const BranchReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : r.comparisons) {
+    std::string step = "-";
+    for (const auto& m : c.metrics)
+      if (m.spec.name == "step_time_mean_s") step = format_diff(m);
+    rows.push_back({html::link("#" + html::slug(c.case_name + "-" + c.variant), c.case_name),
+                    html::escape(c.variant), html::badge(stats::to_string(c.worst)), html::num(html::escape(step)),
+                    html::badge(c.status_b)});
+  }
+  std::string body = html::section(
+      "summary", fmt::format("{} vs {}: {} regression{}", r.candidate_ref, r.baseline_ref, r.regressions,
+                             r.regressions == 1 ? "" : "s"),
+      html::table({"Case", "Implementation", "Worst verdict", "Avg s/step diff", "Candidate status"}, rows, "summary") +
+          html::legend(r.baseline_ref, r.candidate_ref));
+  for (const auto& c : r.comparisons) {
+    std::string part = comparison_table_html(c);
+    std::vector<std::pair<std::string, const RunView*>> labelled;
+    if (!c.runs_a.empty()) labelled.emplace_back(r.baseline_ref, c.runs_a.front());
+    if (!c.runs_b.empty()) labelled.emplace_back(r.candidate_ref, c.runs_b.front());
+    if (!c.reason_a.empty()) part += "<p>baseline: " + html::escape(c.reason_a) + "</p>";
+    if (!c.reason_b.empty()) part += "<p>candidate: " + html::escape(c.reason_b) + "</p>";
+    if (!labelled.empty()) part += "<details><summary>Provenance</summary>" + provenance_html(labelled) + "</details>";
+    body += html::section(html::slug(c.case_name + "-" + c.variant),
+                          c.case_name + " · " + c.variant + " · " + stats::to_string(c.worst), part);
+  }
+  html::Page page;
+  page.title = "twinbench · " + r.candidate_ref + " vs " + r.baseline_ref;
+  page.subtitle = "Branch report: candidate " + r.candidate_ref + " against baseline " + r.baseline_ref;
+  page.nav_html = html::link("index.html", "index");
+  page.body_html = body;
+  page.footer_text = "Each side: the newest runs of the ref per case and implementation.";
+  return html::render_page(page);
+}
+
+std::string branch_markdown(const BranchReport& r) {
+  std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n", r.candidate_ref, r.baseline_ref,
+                                r.regressions, r.regressions == 1 ? "" : "s");
+  out += "| Case | Implementation | Worst verdict | Avg s/step diff | Candidate status |\n|---|---|---|---:|---|\n";
+  for (const auto& c : r.comparisons) {
+    std::string step = "-";
+    for (const auto& m : c.metrics)
+      if (m.spec.name == "step_time_mean_s") step = format_diff(m);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, stats::to_string(c.worst), step,
+                       c.status_b);
+  }
+  for (const auto& c : r.comparisons) {
+    if (c.worst != stats::Verdict::kRegressed && c.worst != stats::Verdict::kNewFailure) continue;
+    out += fmt::format("\n### {} / {}: {}\n\n", c.case_name, c.variant, stats::to_string(c.worst));
+    for (const auto& m : c.metrics)
+      if (m.verdict == stats::Verdict::kRegressed || m.verdict == stats::Verdict::kNewFailure)
+        out += fmt::format("- **{}**: {} → {} ({}): {}\n", m.spec.label, format_value(m.spec, m.baseline),
+                           format_value(m.spec, m.candidate), format_diff(m), m.explanation);
+    if (c.worst == stats::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
+  }
+  return out;
+}
+
+std::string branch_json(const BranchReport& r) {
+  nlohmann::ordered_json j;
+  j["report"] = "branch";
+  j["baseline"] = r.baseline_ref;
+  j["candidate"] = r.candidate_ref;
+  j["regressions"] = r.regressions;
+  j["comparisons"] = nlohmann::ordered_json::array();
+  for (const auto& c : r.comparisons) {
+    auto one = nlohmann::ordered_json::parse(comparison_json(c));
+    one["variant"] = c.variant;
+    j["comparisons"].push_back(one);
+  }
+  return j.dump(2);
+}
+
+}  // namespace twinbench::reports

@@ -1,0 +1,101 @@
+// Report folder index (see index_page.h).
+#include "reports/index_page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "reports/html.h"
+#include "reports/svg.h"
+
+namespace twinbench::reports {
+
+namespace fs = std::filesystem;
+
+std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
+                       const std::vector<std::string>& files) {
+  // Newest run and the step-time history per (case, variant); runs are oldest first.
+  std::map<std::pair<std::string, std::string>, const RunView*> latest;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> history;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& v : all) {
+    const std::pair key{v.run.case_name, v.run.variant};
+    if (!latest.count(key)) order.push_back(key);
+    latest[key] = &v;
+    if (const auto t = v.metric("step_time_mean_s")) history[key].push_back(*t);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& key : order) {
+    const RunView& v = *latest[key];
+    const std::string status(store::to_string(v.run.status));
+    std::string verdict = "-";
+    if (pair)
+      for (const auto& c : pair->cases)
+        if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b))
+          verdict = html::badge(stats::to_string(c.worst)) + " " +
+                    html::link(pair_page_name(c.case_name), "pair report");
+    auto fmt_metric = [&](const char* name, const char* spec) {
+      const auto m = v.metric(name);
+      return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
+    };
+    rows.push_back({html::escape(key.first), html::escape(key.second),
+                    html::badge(status) + (v.run.reason.empty() ? "" : " <span class=\"why\">" + html::escape(v.run.reason) + "</span>"),
+                    html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
+                    history[key].size() > 1 ? html::sparkline(history[key]) : "", verdict,
+                    html::escape(v.run.started_at.substr(0, 16))});
+  }
+  std::string body = html::section(
+      "latest", "Latest run of every case and implementation",
+      html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pair verdict", "Started"},
+                  rows, "index"));
+  std::string links = "<ul>";
+  if (pair)
+    for (const auto& c : pair->cases)
+      links += "<li>" + html::link(pair_page_name(c.case_name), "pair: " + c.case_name) + "</li>";
+  for (const auto& f : files)
+    if (f.rfind("pair-", 0) != 0) links += "<li>" + html::link(f, f) + "</li>";
+  links += "</ul>";
+  body += html::section("reports", "Reports", links);
+  html::Page page;
+  page.title = "twinbench · index";
+  page.subtitle = fmt::format("{} stored runs", all.size());
+  page.body_html = body;
+  return html::render_page(page);
+}
+
+void write_report_file(const std::string& dir, const std::string& name, const std::string& content) {
+  fs::create_directories(dir);
+  const auto path = (fs::path(dir) / name).string();
+  const auto tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: write failed (disk full?)", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(fmt::format("{}: cannot rename into place: {}", path, std::strerror(errno)));
+}
+
+std::vector<std::string> report_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".html" && e.path().filename() != "index.html")
+      out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace twinbench::reports

@@ -1,0 +1,243 @@
+// Pair report rendering (see pair_report.h).
+#include "reports/pair_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/html.h"
+#include "reports/svg.h"
+
+namespace twinbench::reports {
+
+namespace {
+
+constexpr const char* kColorA = "#1f77b4";
+constexpr const char* kColorB = "#d62728";
+
+std::string short_commit(const std::string& commit) { return commit.substr(0, 9); }
+
+// Explanation text with the verdict badge.
+std::string verdict_cell(const stats::MetricComparison& m) {
+  return html::badge(stats::to_string(m.verdict)) + " <span class=\"why\">" + html::escape(m.explanation) + "</span>";
+}
+
+std::string loss_chart(const Comparison& c) {
+  std::vector<html::Series> series;
+  const std::pair<const std::vector<const RunView*>*, std::pair<std::string, const char*>> sides[] = {
+      {&c.runs_a, {c.label_a, kColorA}}, {&c.runs_b, {c.label_b, kColorB}}};
+  for (const auto& [runs, meta] : sides) {
+    if (runs->empty()) continue;
+    html::Series s;
+    s.name = meta.first;
+    s.color = meta.second;
+    s.dashed = series.size() == 1;  // overlaid curves stay distinguishable when equal
+    for (const auto& step : runs->front()->steps) {
+      s.x.push_back(static_cast<double>(step.step));
+      s.y.push_back(step.loss);
+    }
+    series.push_back(std::move(s));
+  }
+  html::ChartOptions o;
+  o.title = "Training loss (first repeat)";
+  o.x_label = "step";
+  o.y_label = "loss";
+  return html::line_chart(series, o);
+}
+
+std::string step_time_chart(const Comparison& c) {
+  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  for (const auto& [label, runs] : {std::pair{c.label_a, &c.runs_a}, std::pair{c.label_b, &c.runs_b}}) {
+    std::vector<double> all;
+    for (const auto* r : *runs)
+      for (double t : r->steady_times()) all.push_back(t);
+    groups.emplace_back(label, std::move(all));
+  }
+  html::ChartOptions o;
+  o.title = "Steady-state step time (s), all repeats";
+  o.x_label = "seconds per step";
+  return html::distribution_chart(groups, o);
+}
+
+}  // namespace
+
+std::string safe_name(const std::string& text) {
+  std::string out;
+  for (char ch : text) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') ? ch : '_';
+  return out.empty() ? "_" : out;
+}
+
+std::string pair_page_name(const std::string& case_name) { return "pair-" + safe_name(case_name) + ".html"; }
+
+std::string ref_label(const RunView& run) {
+  return fmt::format("{} {}{}", short_commit(run.run.git_commit), run.run.git_branch,
+                     run.run.provenance_json.find("\"git_dirty\":true") != std::string::npos ? " (dirty)" : "");
+}
+
+PairReport build_pair_report(std::vector<RunView> runs, const std::string& group_id, const std::string& a,
+                             const std::string& b, const CompareOptions& options) {
+  PairReport report;
+  report.group_id = group_id;
+  report.variant_a = a;
+  report.variant_b = b;
+  report.runs = std::move(runs);
+  for (const auto& name : case_names(report.runs))
+    report.cases.push_back(compare_runs(name, a, b, select(report.runs, name, a), select(report.runs, name, b), options));
+  return report;
+}
+
+std::string comparison_table_html(const Comparison& c) {
+  const std::string head_a = c.label_a + (c.runs_a.empty() ? "" : " " + short_commit(c.runs_a.front()->run.git_commit));
+  const std::string head_b = c.label_b + (c.runs_b.empty() ? "" : " " + short_commit(c.runs_b.front()->run.git_commit));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : c.metrics)
+    rows.push_back({html::escape(m.spec.label), html::num(html::escape(format_value(m.spec, m.baseline))),
+                    html::num(html::escape(format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
+                    verdict_cell(m)});
+  return html::table({"Metric", html::escape(head_a), html::escape(head_b),
+                      html::escape(fmt::format("Diff ({} − {})", c.label_b, c.label_a)), "Verdict"},
+                     rows, "maxview");
+}
+
+std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled) {
+  std::vector<std::string> header = {"Field"};
+  for (const auto& [label, run] : labelled) header.push_back(html::escape(label));
+  const char* fields[] = {"git_commit", "git_branch", "git_dirty", "labels_overridden", "libtorch_version",
+                          "compiler", "device_name", "threads", "world_size", "host", "load_average"};
+  std::vector<nlohmann::json> provs;
+  for (const auto& [label, run] : labelled)
+    provs.push_back(nlohmann::json::parse(run->run.provenance_json, nullptr, false));
+  std::vector<std::vector<std::string>> rows;
+  for (const char* f : fields) {
+    std::vector<std::string> row = {html::escape(f)};
+    for (const auto& p : provs) {
+      const std::string v = p.is_object() && p.contains(f) ? (p[f].is_string() ? p[f].get<std::string>() : p[f].dump()) : "-";
+      row.push_back(html::escape(v));
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::string> started = {"started_at"}, ids = {"run_id"};
+  for (const auto& [label, run] : labelled) {
+    started.push_back(html::escape(run->run.started_at));
+    ids.push_back(html::escape(run->run.run_id));
+  }
+  rows.push_back(started);
+  rows.push_back(ids);
+  std::string out = html::table(header, rows, "provenance");
+  for (const auto& [label, run] : labelled)
+    out += "<details><summary>Resolved config of " + html::escape(label) + "</summary><pre>" +
+           html::escape(nlohmann::json::parse(run->run.config_json, nullptr, false).dump(2)) + "</pre></details>";
+  return out;
+}
+
+std::string pair_case_html(const PairReport& report, size_t index) {
+  const Comparison& c = report.cases.at(index);
+  std::string nav;
+  nav += index > 0 ? html::link(pair_page_name(report.cases[index - 1].case_name),
+                                "‹ " + report.cases[index - 1].case_name)
+                   : "<span></span>";
+  nav += " <strong>" + html::escape(c.case_name) + "</strong> ";
+  nav += index + 1 < report.cases.size()
+             ? html::link(pair_page_name(report.cases[index + 1].case_name), report.cases[index + 1].case_name + " ›")
+             : "<span></span>";
+  nav += " · " + html::link("index.html", "index");
+
+  std::string body;
+  const RunView* any = !c.runs_b.empty() ? c.runs_b.front() : (!c.runs_a.empty() ? c.runs_a.front() : nullptr);
+  const bool measured = c.status_a == "completed" && c.status_b == "completed";
+  std::string status = "<p>" + html::escape(c.label_a) + ": " + html::badge(c.status_a);
+  if (!c.reason_a.empty()) status += " " + html::escape(c.reason_a);
+  status += " &nbsp; " + html::escape(c.label_b) + ": " + html::badge(c.status_b);
+  if (!c.reason_b.empty()) status += " " + html::escape(c.reason_b);
+  status += fmt::format(" &nbsp; repeats: {} / {}</p>", c.runs_a.size(), c.runs_b.size());
+  body += status;
+  body += html::section("metrics", fmt::format("Metrics: {} vs {}", c.label_a, c.label_b),
+                        comparison_table_html(c) + html::legend(c.label_a, c.label_b));
+  if (c.parity) {
+    const auto& p = *c.parity;
+    body += html::section(
+        "parity", "Loss parity",
+        fmt::format("<p>{} max |Δloss| = {:.3g}, max relative = {:.3g} at step {} over {} steps (tolerance {:.1g}).</p>",
+                    html::badge(p.within ? "noise" : "regressed"), p.max_abs, p.max_rel, p.step_of_max, p.compared,
+                    p.tolerance));
+  }
+  if (measured || (c.runs_a.size() && c.runs_b.size()))
+    body += html::section("curves", "Loss curves and step times", loss_chart(c) + step_time_chart(c));
+  std::vector<std::pair<std::string, const RunView*>> labelled;
+  if (!c.runs_a.empty()) labelled.emplace_back(c.label_a, c.runs_a.front());
+  if (!c.runs_b.empty()) labelled.emplace_back(c.label_b, c.runs_b.front());
+  if (!labelled.empty()) body += html::section("provenance", "Provenance", provenance_html(labelled));
+
+  html::Page page;
+  page.title = "twinbench · " + c.case_name;
+  page.subtitle = fmt::format("Case {} · {} vs {}{}", c.case_name, c.label_a, c.label_b,
+                              any ? " · " + ref_label(*any) : std::string());
+  page.nav_html = nav;
+  page.body_html = body;
+  page.footer_text = "group " + report.group_id;
+  return html::render_page(page);
+}
+
+std::string comparison_markdown(const Comparison& c) {
+  std::string out = fmt::format("| Metric | {} | {} | Diff | Verdict |\n|---|---:|---:|---:|---|\n", c.label_a, c.label_b);
+  for (const auto& m : c.metrics)
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", m.spec.label, format_value(m.spec, m.baseline),
+                       format_value(m.spec, m.candidate), format_diff(m), stats::to_string(m.verdict));
+  return out;
+}
+
+std::string pair_markdown(const PairReport& r) {
+  std::string out = fmt::format("## twinbench pair report: {} vs {}\n\nGroup `{}`.\n\n", r.variant_a, r.variant_b,
+                                r.group_id);
+  out += "| Case | Status | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---|---:|---|\n";
+  for (const auto& c : r.cases) {
+    std::string step = "-";
+    for (const auto& m : c.metrics)
+      if (m.spec.name == "step_time_mean_s") step = format_diff(m) + " " + stats::to_string(m.verdict);
+    const std::string parity = c.parity ? (c.parity->within ? fmt::format("ok ({:.2g})", c.parity->max_rel)
+                                                            : fmt::format("**DIFFERS** ({:.2g})", c.parity->max_rel))
+                                        : "-";
+    std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
+    if (!c.reason_a.empty()) status += ": " + c.reason_a;
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, status, stats::to_string(c.worst), step, parity);
+  }
+  return out;
+}
+
+std::string comparison_json(const Comparison& c) {
+  nlohmann::ordered_json j;
+  j["case"] = c.case_name;
+  j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()}};
+  j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()}};
+  j["worst_verdict"] = stats::to_string(c.worst);
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  for (const auto& m : c.metrics)
+    metrics.push_back({{"metric", m.spec.name},
+                       {"a", opt(m.baseline)},
+                       {"b", opt(m.candidate)},
+                       {"diff", opt(m.diff)},
+                       {"rel_diff", opt(m.rel_diff)},
+                       {"p_value", m.test ? nlohmann::json(m.test->p_value) : nlohmann::json(nullptr)},
+                       {"verdict", stats::to_string(m.verdict)},
+                       {"explanation", m.explanation}});
+  j["metrics"] = metrics;
+  if (c.parity)
+    j["loss_parity"] = {{"max_abs", c.parity->max_abs}, {"max_rel", c.parity->max_rel},
+                        {"step_of_max", c.parity->step_of_max}, {"within", c.parity->within},
+                        {"tolerance", c.parity->tolerance}};
+  return j.dump();
+}
+
+std::string pair_json(const PairReport& r) {
+  nlohmann::ordered_json j;
+  j["report"] = "pair";
+  j["group_id"] = r.group_id;
+  j["a"] = r.variant_a;
+  j["b"] = r.variant_b;
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const auto& c : r.cases) j["cases"].push_back(nlohmann::ordered_json::parse(comparison_json(c)));
+  return j.dump(2);
+}
+
+}  // namespace twinbench::reports

@@ -1,0 +1,235 @@
+// Reports rendered from a store built by real runs: content (values, verdicts),
+// escaping of a hostile branch name, HTML validity (tidy), rendering in headless
+// Chromium with a network log that must show no fetch, and the CI gate's exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kHostileBranch = "feat/<img src=x onerror=alert(1)>";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("twinbench_report_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string path(const std::string& name) { return (work_dir() / name).string(); }
+
+int shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Result twinbench(const std::string& args) {
+  const auto out = work_dir() / "cmd.out", err = work_dir() / "cmd.err";
+  const int code = shell("cd " + work_dir().string() + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN + " " + args +
+                         " >" + out.string() + " 2>" + err.string());
+  return {code, slurp(out), slurp(err)};
+}
+
+std::string db() { return path("reports.db"); }
+
+// Three labelled matrices of real runs: main, a hostile-named branch with the same
+// configuration (differences are noise), and "slow" with a 6x wider model (a real
+// regression in step time and parameters).
+class Reports : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string common = " --preset tiny train.steps=25 train.batch=4 train.seq_len=32 --repeats 2 --db " + db();
+    ASSERT_EQ(twinbench("run" + common + " --branch main").code, 0);
+    ASSERT_EQ(twinbench("run" + common + " --branch '" + kHostileBranch + "'").code, 0);
+    ASSERT_EQ(twinbench("run" + common + " --branch slow model.d_model=384 model.mlp_dim=1536").code, 0);
+  }
+};
+
+// Timing thresholds so wide that no machine noise crosses them: the identical-config
+// comparison asserts the deterministic metrics (params, losses, memory) only —
+// timings are not pass/fail material on a shared 2-core machine (a concurrent test
+// can slow one side by 2x).
+const std::string kLoose =
+    " --threshold step_time_mean_s=100 --threshold step_time_median_s=100 --threshold tflops_per_s_per_device=100"
+    " --threshold tokens_per_s_per_device=100 --threshold mfu=100 --threshold first_step_s=100";
+
+TEST_F(Reports, PairReportPagesAndIndex) {
+  const auto out = path("pair");
+  const auto r = twinbench("report pair --db " + db() + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("index.html"), std::string::npos);
+  const auto page = slurp(out + "/pair-preset_tiny.html");
+  ASSERT_FALSE(page.empty());
+  for (const char* expected : {"Parameters", "Final loss", "TFLOP/s", "Tok/s", "Avg s/step", "Memory %", "MFU",
+                               "functional", "module", "Loss parity", "Provenance", "<svg"})
+    EXPECT_NE(page.find(expected), std::string::npos) << expected;
+  const auto js = nlohmann::json::parse(twinbench("report pair --db " + db() + " --format json").out);
+  for (const auto& m : js["cases"][0]["metrics"])
+    if (m["metric"] == "params")
+      EXPECT_NE(page.find(std::to_string(m["a"].get<int64_t>())), std::string::npos) << "parameter count shown";
+  const auto index = slurp(out + "/index.html");
+  EXPECT_NE(index.find("pair-preset_tiny.html"), std::string::npos);
+  EXPECT_NE(index.find("completed"), std::string::npos);
+}
+
+TEST_F(Reports, PairMarkdownAndJson) {
+  const auto md = twinbench("report pair --db " + db() + " --format markdown");
+  ASSERT_EQ(md.code, 0) << md.err;
+  EXPECT_NE(md.out.find("| preset:tiny |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("ok ("), std::string::npos) << "loss parity holds: " << md.out;
+  const auto js = twinbench("report pair --db " + db() + " --format json");
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["cases"].size(), 1u);
+  EXPECT_TRUE(j["cases"][0]["loss_parity"]["within"].get<bool>());
+  bool params_noise = false;
+  for (const auto& m : j["cases"][0]["metrics"])
+    if (m["metric"] == "params") params_noise = m["verdict"] == "noise";
+  EXPECT_TRUE(params_noise);
+}
+
+TEST_F(Reports, BranchReportMarksTheRealRegression) {
+  const auto js = twinbench("report branch --db " + db() + " --baseline main --candidate slow --format json");
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  EXPECT_EQ(j["regressions"], 2);  // both implementations got slower and bigger
+  for (const auto& c : j["comparisons"]) {
+    std::map<std::string, std::string> verdicts;
+    for (const auto& m : c["metrics"]) verdicts[m["metric"]] = m["verdict"];
+    EXPECT_EQ(verdicts["params"], "regressed");
+    EXPECT_EQ(verdicts["step_time_mean_s"], "regressed");
+    EXPECT_EQ(verdicts["tokens_per_s_per_device"], "regressed");
+  }
+  const auto html = twinbench("report branch --db " + db() + " --baseline main --candidate slow --out " + path("branch"));
+  ASSERT_EQ(html.code, 0) << html.err;
+  const auto page = slurp(path("branch") + "/branch-slow-vs-main.html");
+  EXPECT_NE(page.find("2 regressions"), std::string::npos);
+}
+
+TEST_F(Reports, SameConfigurationIsNoiseAndHostileNamesAreEscaped) {
+  const auto r = twinbench("report branch --db " + db() + " --baseline main --candidate '" + kHostileBranch +
+                           "' --out " + path("hostile") + kLoose);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto file = r.out.substr(0, r.out.find('\n'));
+  const auto page = slurp(file);
+  ASSERT_FALSE(page.empty()) << file;
+  EXPECT_EQ(page.find("<img"), std::string::npos) << "raw tag from the branch name";
+  EXPECT_NE(page.find("feat/&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(page.find("0 regressions"), std::string::npos);
+  const auto js = nlohmann::json::parse(twinbench("report branch --db " + db() + " --baseline main --candidate '" +
+                                                  kHostileBranch + "' --format json" + kLoose).out);
+  for (const auto& c : js["comparisons"])
+    for (const auto& m : c["metrics"]) {
+      EXPECT_NE(m["verdict"], "regressed") << m["metric"];
+      EXPECT_NE(m["verdict"], "improved") << m["metric"];
+    }
+}
+
+TEST_F(Reports, CompareGatesOnRegressionsOnly) {
+  EXPECT_EQ(twinbench("compare --db " + db() + " --baseline main --candidate slow --fail-on-regression").code, 1);
+  EXPECT_EQ(twinbench("compare --db " + db() + " --baseline main --candidate slow").code, 0);
+  const auto same = twinbench("compare --db " + db() + " --baseline main --candidate '" + kHostileBranch +
+                              "' --fail-on-regression" + kLoose);
+  EXPECT_EQ(same.code, 0) << same.out;
+  const auto missing = twinbench("compare --db " + db() + " --baseline nosuchbranch --candidate slow --fail-on-regression");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no runs of baseline ref 'nosuchbranch'"), std::string::npos) << missing.err;
+  const auto empty = twinbench("compare --db " + path("absent.db") + " --baseline a --candidate b");
+  EXPECT_EQ(empty.code, 2);
+}
+
+TEST_F(Reports, NightlyTrends) {
+  const auto r = twinbench("report nightly --db " + db() + " --out " + path("nightly"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto page = slurp(path("nightly") + "/nightly.html");
+  EXPECT_NE(page.find("Avg s/step"), std::string::npos);
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  const auto js = nlohmann::json::parse(twinbench("report nightly --db " + db() + " --format json").out);
+  ASSERT_FALSE(js["series"].empty());
+  EXPECT_EQ(js["series"][0]["points"].size(), 3u);  // three groups
+}
+
+// tidy: no errors (warnings allowed) for every page.
+TEST_F(Reports, EveryPageIsValidHtml) {
+  ASSERT_EQ(twinbench("report pair --db " + db() + " --out " + path("valid")).code, 0);
+  ASSERT_EQ(twinbench("report branch --db " + db() + " --baseline main --candidate slow --out " + path("valid")).code, 0);
+  ASSERT_EQ(twinbench("report nightly --db " + db() + " --out " + path("valid")).code, 0);
+  int pages = 0;
+  for (const auto& e : fs::directory_iterator(path("valid"))) {
+    if (e.path().extension() != ".html") continue;
+    ++pages;
+    const int code = shell("tidy -q -e " + e.path().string() + " >" + path("tidy.txt") + " 2>&1");
+    EXPECT_LT(code, 2) << e.path() << ": " << slurp(path("tidy.txt"));
+  }
+  EXPECT_GE(pages, 4);
+}
+
+// Renders a page in headless Chromium with a network log; returns the log text.
+std::string render_in_chromium(const std::string& html_file, const std::string& png) {
+  const auto netlog = path("netlog.json");
+  fs::remove(netlog);
+  const std::string profile = path("chromium-profile");
+  const int code = shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+                         "--no-first-run --disable-component-update --disable-sync --disable-quic "
+                         "--user-data-dir=" + profile + " --log-net-log=" + netlog +
+                         " --window-size=1280,2000 --screenshot=" + png + " file://" + html_file + " >" +
+                         path("chromium.txt") + " 2>&1");
+  EXPECT_EQ(code, 0) << slurp(path("chromium.txt"));
+  return slurp(netlog);
+}
+
+// Whether the network log holds a request a page made. Chromium itself still calls
+// its own services (update checks, account lookups on *.google.com /
+// *.googleapis.com) whatever the flags; those are ignored, any other URL counts.
+bool fetched_network(const std::string& netlog) {
+  const std::regex url("\"url\":\"((?:https?|wss?|ftp)://[^\"/]*)");
+  for (std::sregex_iterator it(netlog.begin(), netlog.end(), url), end; it != end; ++it) {
+    const std::string origin = (*it)[1];
+    static const std::regex own_services(R"(^[a-z]+://([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com|gvt1\.com)(:\d+)?$)");
+    if (!std::regex_match(origin, own_services)) return true;
+  }
+  return false;
+}
+
+TEST_F(Reports, ChromiumRendersEveryReportWithoutFetching) {
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "chromium not installed (ci/setup.sh installs it)";
+  ASSERT_EQ(twinbench("report pair --db " + db() + " --out " + path("shots")).code, 0);
+  ASSERT_EQ(twinbench("report branch --db " + db() + " --baseline main --candidate slow --out " + path("shots")).code, 0);
+  ASSERT_EQ(twinbench("report nightly --db " + db() + " --out " + path("shots")).code, 0);
+  // The check can fail: a page with a remote image shows up in the log.
+  const auto control = path("control.html");
+  std::ofstream(control) << "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"></body></html>";
+  EXPECT_TRUE(fetched_network(render_in_chromium(control, path("control.png")))) << "the network check is blind";
+  for (const char* page : {"index.html", "pair-preset_tiny.html", "branch-slow-vs-main.html", "nightly.html"}) {
+    const auto png = path(std::string(page) + ".png");
+    const auto log = render_in_chromium(path("shots") + "/" + page, png);
+    EXPECT_FALSE(log.empty()) << page << ": no network log written";
+    EXPECT_FALSE(fetched_network(log)) << page << " tried to fetch from the network";
+    ASSERT_TRUE(fs::exists(png)) << page;
+    EXPECT_GT(fs::file_size(png), 10000u) << page;
+  }
+}
+
+}  // namespace
