@@ -1,0 +1,116 @@
+// Quantization modes, the int8 straight-through fake quantizer and the quantized dense site (see quant.h).
+#include "models/quant.h"
+
+#include <stdexcept>
+
+namespace twinbench::quant {
+
+namespace {
+
+constexpr double kInt8Max = 127.0;
+
+// amax over `dim` / 127 (keepdim) in fp32, and the same with zeros replaced by 1 for dividing.
+struct Int8Scale {
+  torch::Tensor scale;    // fp32, `dim` kept with size 1
+  torch::Tensor divisor;  // scale, 1 where scale == 0
+};
+Int8Scale int8_scale(const torch::Tensor& x32, int64_t dim) {
+  const auto scale = x32.abs().amax(dim, /*keepdim=*/true) / kInt8Max;
+  return {scale, torch::where(scale > 0, scale, torch::ones_like(scale))};
+}
+
+// Integer levels round(x / s) in [-127, 127] (still fp32).
+torch::Tensor int8_levels(const torch::Tensor& x32, const Int8Scale& s) {
+  return torch::clamp(torch::round(x32 / s.divisor), -kInt8Max, kInt8Max);
+}
+
+// Straight-through int8 fake quantization: forward returns fake_quant_int8(x, dim) exactly,
+// backward passes the incoming gradient through unchanged (the identity STE of
+// x + (q(x) - x).detach(), without that expression's fp32 rounding of the forward value).
+struct Int8SteFunction : public torch::autograd::Function<Int8SteFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* /*ctx*/, const torch::Tensor& x, int64_t dim) {
+    // Contiguous first: the quantized operand has the same layout (and the matmul the same
+    // BLAS call) for a canonical [in, out] kernel and a transposed Linear weight.
+    return fake_quant_int8(x.contiguous(), dim);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* /*ctx*/,
+                                                 torch::autograd::variable_list grad_outputs) {
+    return {grad_outputs[0], torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+Mode parse_mode(const std::string& s) {
+  if (s == "none") return Mode::kNone;
+  if (s == "int8") return Mode::kInt8;
+  if (s == "fp8") return Mode::kFp8;
+  throw std::invalid_argument("unknown quantization mode '" + s + "': expected one of none, int8, fp8");
+}
+
+std::string to_string(Mode mode) {
+  switch (mode) {
+    case Mode::kNone: return "none";
+    case Mode::kInt8: return "int8";
+    case Mode::kFp8: return "fp8";
+  }
+  return "?";
+}
+
+torch::Tensor fake_quant_int8(const torch::Tensor& x, int64_t dim) {
+  if (!x.is_floating_point()) throw std::invalid_argument("fake_quant_int8: expected a floating-point tensor");
+  torch::NoGradGuard no_grad;
+  const auto x32 = x.to(torch::kFloat);
+  const auto s = int8_scale(x32, dim);
+  return int8_levels(x32, s) * s.scale;
+}
+
+QuantContext make_context(const std::string& mode, const std::string& fp8_scaling, Fp8State& fp8) {
+  QuantContext ctx;
+  ctx.mode = parse_mode(mode);
+  fp8.scaling = parse_scaling(fp8_scaling);
+  if (ctx.mode == Mode::kFp8) ctx.fp8 = &fp8;
+  return ctx;
+}
+
+torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in_out, const QuantContext& ctx,
+                               const std::string& site) {
+  if (w_in_out.dim() != 2 || x.dim() < 1 || x.size(-1) != w_in_out.size(0))
+    throw std::invalid_argument("dense site '" + site + "': expected x [..., in] and a weight [in, out], got x " +
+                                c10::str(x.sizes()) + " and weight " + c10::str(w_in_out.sizes()));
+  switch (ctx.mode) {
+    case Mode::kNone:
+      return torch::matmul(x, w_in_out);
+    case Mode::kInt8: {
+      const auto xq = Int8SteFunction::apply(x.to(torch::kFloat), int64_t{-1});        // per token
+      const auto wq = Int8SteFunction::apply(w_in_out.to(torch::kFloat), int64_t{0});  // per output channel
+      // A real int8 GEMM (int32 accumulation) would replace this fp32 matmul where the build has
+      // one for the device (LibTorch 2.x on CUDA: torch::_int_mm), behind a compat:: wrapper.
+      return torch::matmul(xq, wq);
+    }
+    case Mode::kFp8:
+      if (ctx.fp8 == nullptr)
+        throw std::invalid_argument("dense site '" + site + "': quantization mode fp8 needs an Fp8State (QuantContext::fp8 is null)");
+      return fp8_matmul(x, w_in_out, *ctx.fp8, site);
+  }
+  throw std::invalid_argument("dense site '" + site + "': invalid quantization mode");
+}
+
+Int8Rows quantize_rows_int8(const torch::Tensor& w) {
+  if (w.dim() != 2 || !w.is_floating_point())
+    throw std::invalid_argument("quantize_rows_int8: expected a 2-D floating-point tensor, got " +
+                                c10::str(w.sizes()) + " " + std::string(c10::toString(w.scalar_type())));
+  torch::NoGradGuard no_grad;
+  const auto w32 = w.to(torch::kFloat);
+  const auto s = int8_scale(w32, 1);  // [rows, 1]
+  return {int8_levels(w32, s).to(torch::kChar), s.scale.squeeze(1)};
+}
+
+torch::Tensor dequantize_rows_int8(const Int8Rows& q) {
+  if (q.q.dim() != 2 || q.scale.dim() != 1 || q.scale.size(0) != q.q.size(0))
+    throw std::invalid_argument("dequantize_rows_int8: expected q [rows, cols] and scale [rows], got " +
+                                c10::str(q.q.sizes()) + " and " + c10::str(q.scale.sizes()));
+  return q.q.to(torch::kFloat) * q.scale.to(torch::kFloat).unsqueeze(1);
+}
+
+}  // namespace twinbench::quant

@@ -1,0 +1,60 @@
+// Quantized training of dense matmuls, an option applied to either implementation: int8
+// (AQT-style fake quantization with a straight-through estimator, as MaxText's int8 mode) and
+// emulated fp8 (fp8.h). Every projection site calls quantized_matmul with the context it was
+// given; Mode::kNone is the plain matmul. Also the per-row int8 helpers the export uses.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "models/fp8.h"
+
+namespace twinbench::quant {
+
+enum class Mode { kNone, kInt8, kFp8 };
+// "none" | "int8" | "fp8"; anything else is std::invalid_argument naming the valid values.
+Mode parse_mode(const std::string& s);
+std::string to_string(Mode mode);
+
+// What a dense site needs. Mode::kNone = plain matmul.
+struct QuantContext {
+  Mode mode = Mode::kNone;
+  Fp8State* fp8 = nullptr;  // required for kFp8 (delayed scaling reads and updates the history)
+};
+
+// y = x @ W for x [..., in] and a 2-D weight given as [in, out] (the canonical kernel viewed as
+// 2-D, or a Linear weight [out, in] transposed): identical values give bit-identical outputs and
+// gradients whatever the weight's memory layout (int8 and fp8; for kNone the layout decides the
+// BLAS call as it would for torch::matmul). `site` names the site (fp8 state key, error messages).
+//  - kInt8: symmetric int8 fake quantization, per-output-channel weight scales (amax over `in`
+//    / 127) and per-token activation scales (amax over the feature dim / 127), round half to
+//    even, clamp to [-127, 127]; the matmul runs in fp32 on the dequantized values. Gradients use
+//    the straight-through estimator through the quantizers only: the matmul's own gradient is
+//    taken at the quantized operands, i.e. grad_x = grad_y @ q(W)^T and grad_W = q(x)^T @ grad_y
+//    (what y = q(x) @ q(W) with q's Jacobian replaced by the identity gives; AQT's convention).
+//  - kFp8: fp8_matmul (fp8.h) with ctx.fp8's scaling; std::invalid_argument without ctx.fp8.
+// The result is fp32 for int8/fp8 (computed in fp32 whatever x's dtype); kNone keeps torch's.
+// The context a model uses for its config's quant.mode / quant.fp8_scaling; `fp8`
+// is the caller-owned scaling state (the functional variant passes it explicitly,
+// the module owns it), configured here for the chosen scaling.
+QuantContext make_context(const std::string& mode, const std::string& fp8_scaling, Fp8State& fp8);
+
+torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in_out, const QuantContext& ctx,
+                               const std::string& site);
+
+// Symmetric int8 fake quantization of `x` with one scale per slice along `dim` (amax over `dim`
+// / 127; a slice of zeros keeps scale 0 and stays zero): round(x / s) clamped to [-127, 127],
+// times s, in fp32. No gradient of its own; quantized_matmul wraps it in the STE.
+torch::Tensor fake_quant_int8(const torch::Tensor& x, int64_t dim);
+
+// Per-row symmetric int8 of a 2-D float tensor (used by the int8 export).
+struct Int8Rows {
+  torch::Tensor q;      // int8 [rows, cols], round(w / scale) clamped to [-127, 127]
+  torch::Tensor scale;  // fp32 [rows], amax of the row / 127 (0 for an all-zero row)
+};
+Int8Rows quantize_rows_int8(const torch::Tensor& w);
+// q * scale per row -> fp32 [rows, cols].
+torch::Tensor dequantize_rows_int8(const Int8Rows& q);
+
+}  // namespace twinbench::quant
