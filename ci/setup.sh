@@ -9,7 +9,7 @@ packages=(
   libtorch-dev libgloo-dev
   libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   tidy chromium  # report tests: HTML validation and headless rendering
 )
 

@@ -65,7 +65,8 @@ const std::vector<KeySpec>& key_table() {
     {"train.eval_batches", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.eval_batches; }}, "held-out batches per evaluation"},
     {"train.checkpoint_dir", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.checkpoint_dir; }}, "where checkpoints are written"},
     {"train.resume_from", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.resume_from; }}, "checkpoint file to continue from"},
-    {"quant.mode",     Field<std::string>{[](RunConfig& c) -> std::string& { return c.quant.mode; }}, "none | int8 | fp8"},
+    {"quant.mode",     Field<std::string>{[](RunConfig& c) -> std::string& { return c.model.quant_mode; }}, "none | int8 | fp8 quantized training of every dense matmul"},
+    {"quant.fp8_scaling", Field<std::string>{[](RunConfig& c) -> std::string& { return c.model.fp8_scaling; }}, "current | delayed (amax history) fp8 scaling"},
     {"data.source",    Field<std::string>{[](RunConfig& c) -> std::string& { return c.data.source; }}, "synthetic | shard"},
     {"data.path",      Field<std::string>{[](RunConfig& c) -> std::string& { return c.data.path; }}, "token shard file for data.source = shard"},
     {"measure.warmup_steps", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.measure.warmup_steps; }}, "leading steps left out of steady-state statistics"},
@@ -268,7 +269,6 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   check_choice(config, settings, "train.optimizer", config.train.optimizer, {"adamw", "sgd", "muon"});
   check_choice(config, settings, "train.schedule", config.train.schedule, {"cosine", "linear", "constant"});
   check_choice(config, settings, "train.dtype", config.train.dtype, {"fp32", "bf16"});
-  check_choice(config, settings, "quant.mode", config.quant.mode, {"none", "int8", "fp8"});
   check_choice(config, settings, "data.source", config.data.source, {"synthetic", "shard"});
   check_choice(config, settings, "requires.device", config.needs.device, {"any", "cpu", "cuda"});
   if (config.data.source == "shard" && config.data.path.empty())

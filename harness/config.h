@@ -32,10 +32,6 @@ struct TrainConfig {
   std::string resume_from;       // checkpoint file to continue from ("" = fresh start)
 };
 
-struct QuantConfig {
-  std::string mode = "none";  // none | int8 | fp8
-};
-
 struct DataConfig {
   std::string source = "synthetic";  // synthetic | shard
   std::string path;                  // token shard for source = shard
@@ -62,7 +58,6 @@ struct RunConfig {
   std::string description;  // free text from the case file
   ModelConfig model = preset_config("tiny");
   TrainConfig train;
-  QuantConfig quant;
   DataConfig data;
   MeasureConfig measure;
   DistConfig dist;

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "harness/batches.h"
+#include "harness/int8_export.h"
 #include "harness/interrupt.h"
 #include "harness/memory.h"
 #include "harness/plan.h"
@@ -18,6 +21,32 @@ namespace twinbench {
 namespace {
 
 store::Status to_status(const std::string& s) { return store::status_from_string(s); }
+
+// Post-training int8 export of a trained int8 run (seed 004's format): the artifact
+// is written next to the checkpoints, loaded back into an unquantized model of the
+// same implementation, and both weight sets are evaluated on the same held-out batches.
+store::MetricList int8_export_metrics(const Variant& trained, const RunConfig& config, const std::string& variant_name,
+                                      const std::string& stem, const torch::Device& device) {
+  std::filesystem::create_directories(config.train.checkpoint_dir);
+  const std::string path = fmt::format("{}/{}-int8.ptz", config.train.checkpoint_dir, stem);
+  const auto weights = trained.export_canonical();
+  const auto stats = export_int8(weights, path);
+  ModelConfig plain = config.model;
+  plain.quant_mode = "none";
+  auto before = make_variant(variant_name, {plain, static_cast<uint64_t>(config.train.seed), device});
+  auto after = make_variant(variant_name, {plain, static_cast<uint64_t>(config.train.seed), device});
+  before->import_canonical(weights);
+  after->import_canonical(load_int8(path));
+  auto data_before = make_batch_source(config, device);
+  auto data_after = make_batch_source(config, device);
+  const double loss_before = evaluate(*before, *data_before, config.train.eval_batches);
+  const double loss_after = evaluate(*after, *data_after, config.train.eval_batches);
+  return {{"int8_artifact_bytes", static_cast<double>(stats.artifact_bytes)},
+          {"int8_compression_ratio", stats.compression_ratio},
+          {"int8_eval_loss_before", loss_before},
+          {"int8_eval_loss_after", loss_after},
+          {"int8_roundtrip_loss_delta", loss_after - loss_before}};
+}
 
 store::MetricList metric_list(const RunMetrics& m) {
   auto opt = [](const auto& v) -> std::optional<double> {
@@ -100,7 +129,7 @@ RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int
     m.memory_pct = 100.0 * static_cast<double>(*m.peak_memory_bytes) /
                    static_cast<double>(memory::device_capacity_bytes(o.device));
     m.peak_rss_bytes = memory::peak_rss_bytes();
-    if (o.store && config.quant.mode == "none" && m.tflops_per_s_per_device) {
+    if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
       const auto cal = o.store->latest_calibration(prov.host, prov.device_name, config.train.dtype);
       if (cal && cal->peak_tflops > 0) m.mfu = *m.tflops_per_s_per_device / cal->peak_tflops;
     }
@@ -108,7 +137,15 @@ RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int
     out.reason = result.reason;
     out.metrics = m;
     if (o.progress) progress.finish(result.status);
-    if (o.store) o.store->finish_run(out.run_id, to_status(out.status), out.reason, metric_list(m));
+    auto metrics = metric_list(m);
+    if (result.status == "completed" && config.model.quant_mode == "int8") {
+      const auto extra = int8_export_metrics(*variant, config, variant_name,
+                                             out.run_id.empty() ? fmt::format("{}-{}", variant_name, repeat) : out.run_id,
+                                             o.device);
+      metrics.insert(metrics.end(), extra.begin(), extra.end());
+      for (const auto& [name, value] : extra) out.extra_metrics.emplace_back(name, value);
+    }
+    if (o.store) o.store->finish_run(out.run_id, to_status(out.status), out.reason, metrics);
   } catch (const std::exception& e) {
     out.status = "failed";
     out.reason = e.what();
@@ -149,7 +186,6 @@ void StepWriter::flush() {
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 
 std::string skip_reason(const RunConfig& c) {
-  if (c.quant.mode != "none") return fmt::format("quant.mode={} is not implemented yet", c.quant.mode);
   if (c.dist.nproc > 1)
     return fmt::format("data-parallel training (dist.nproc={}) is not implemented yet", c.dist.nproc);
   if (c.needs.device == "cuda" && !torch::cuda::is_available()) return "requires a CUDA device; none is available";

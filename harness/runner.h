@@ -38,6 +38,7 @@ struct RunOutcome {
   std::string status;  // completed | failed | diverged | skipped | interrupted
   std::string reason;
   std::optional<RunMetrics> metrics;  // absent for skipped runs and failures before step 0
+  std::vector<std::pair<std::string, std::optional<double>>> extra_metrics;  // scenario-specific (int8 export)
 };
 
 struct RunnerOptions {

@@ -58,6 +58,10 @@ void validate(const ModelConfig& c) {
   if (!(c.rope_base > 1.0))
     throw ModelConfigError("model.rope_base", fmt::format("must be > 1, got {}", c.rope_base));
   if (!(c.eps > 0.0)) throw ModelConfigError("model.eps", fmt::format("must be > 0, got {}", c.eps));
+  if (c.quant_mode != "none" && c.quant_mode != "int8" && c.quant_mode != "fp8")
+    throw ModelConfigError("quant.mode", fmt::format("'{}' is not one of: none, int8, fp8", c.quant_mode));
+  if (c.fp8_scaling != "current" && c.fp8_scaling != "delayed")
+    throw ModelConfigError("quant.fp8_scaling", fmt::format("'{}' is not one of: current, delayed", c.fp8_scaling));
   if (!(c.dropout >= 0.0 && c.dropout < 1.0))
     throw ModelConfigError("model.dropout", fmt::format("must be in [0, 1), got {}", c.dropout));
   // Guard products used for allocation sizes against int64 overflow.

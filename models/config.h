@@ -26,6 +26,8 @@ struct ModelConfig {
   double rope_base = 10000.0;
   double eps = 1e-5;
   double dropout = 0.0;   // after attention output and after the MLP
+  std::string quant_mode = "none";      // none | int8 | fp8: every dense matmul (config key quant.mode)
+  std::string fp8_scaling = "delayed";  // current | delayed (quant.fp8_scaling)
 };
 
 // A shape or value that cannot make a model. `key` is the dotted config key.

@@ -75,11 +75,24 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
   return out.permute({0, 2, 1, 3}).reshape({B, S, H * hd});
 }
 
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& kernel, int in_dims) {
+torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& kernel, int in_dims, const quant::QuantContext& q,
+                    const std::string& site) {
   int64_t in = 1;
   for (int i = 0; i < in_dims; ++i) in *= kernel.size(i);
   const int64_t out = kernel.numel() / in;
+  if (q.mode != quant::Mode::kNone) return quant::quantized_matmul(x, kernel.view({in, out}), q, site);
   return torch::matmul(x, kernel.view({in, out}));
+}
+
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const quant::QuantContext& q,
+                     const std::string& site) {
+  if (q.mode != quant::Mode::kNone) return quant::quantized_matmul(x, weight.t(), q, site);
+  return F::linear(x, weight);
+}
+
+std::string site_name(const quant::QuantContext& q, int64_t layer, const char* projection) {
+  if (q.mode == quant::Mode::kNone) return {};
+  return layer < 0 ? std::string(projection) : "layers." + std::to_string(layer) + "." + projection;
 }
 
 torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up) { return F::silu(gate) * up; }

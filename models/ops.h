@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "models/quant.h"
+
 namespace twinbench::ops {
 
 // x [..., d] * rsqrt(mean(x^2) + eps) * scale [d]; computed in fp32.
@@ -31,8 +33,16 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
                                const torch::Tensor& mask);
 
 // x @ kernel for a canonical kernel [in..., out...] whose first `in_dims` dims are inputs:
-// x [..., prod(in)] -> [..., prod(out)].
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& kernel, int in_dims);
+// x [..., prod(in)] -> [..., prod(out)]. With quantization on, the matmul goes through
+// quant::quantized_matmul under the site name `site` (fp8 scaling state is per site).
+torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& kernel, int in_dims,
+                    const quant::QuantContext& q = {}, const std::string& site = "");
+// x @ weight^T for a native torch Linear weight [out, in]; same quantization path.
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const quant::QuantContext& q = {},
+                     const std::string& site = "");
+
+// The fp8 state key of a projection ("layers.3.query"), or "" when not quantizing.
+std::string site_name(const quant::QuantContext& q, int64_t layer, const char* projection);
 
 // SwiGLU gate: silu(gate) * up.
 torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up);

@@ -13,6 +13,7 @@ class FunctionalVariant final : public Variant {
  public:
   explicit FunctionalVariant(const VariantOptions& o) : config_(o.config), device_(o.device) {
     dropout_seed_ = dropout_seed(o.seed);
+    quant_ = quant::make_context(config_.quant_mode, config_.fp8_scaling, fp8_);
     params_.layers.resize(static_cast<size_t>(config_.layers));
     const auto specs = canonical_params(config_);
     auto fields = functional::named_fields(params_);
@@ -35,7 +36,7 @@ class FunctionalVariant final : public Variant {
       rope_ = ops::rope_table(S, config_.head_dim, config_.rope_base, device_);
       mask_ = ops::causal_mask(S, device_);
     }
-    const functional::ForwardArgs args{config_, rope_, mask_, training_, {dropout_seed_, ctx.forward_index}};
+    const functional::ForwardArgs args{config_, rope_, mask_, training_, {dropout_seed_, ctx.forward_index}, quant_};
     return functional::loss(params_, batch.inputs, batch.targets, args);
   }
 
@@ -48,6 +49,8 @@ class FunctionalVariant final : public Variant {
   std::vector<ParamBinding> bindings_;
   ops::RopeTable rope_;
   torch::Tensor mask_;
+  quant::Fp8State fp8_;  // handed to every forward call, never held by the model functions
+  quant::QuantContext quant_;
 };
 
 }  // namespace

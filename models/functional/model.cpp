@@ -32,12 +32,14 @@ torch::Tensor attention_block(const LayerParams& p, const torch::Tensor& x, int6
   const auto& c = a.config;
   const int64_t B = x.size(0), S = x.size(1);
   const auto h = ops::rms_norm(x, p.attn_norm, c.eps);
-  auto q = ops::dense(h, p.query, 1).view({B, S, c.heads, c.head_dim});
-  auto k = ops::dense(h, p.key, 1).view({B, S, c.kv_heads, c.head_dim});
-  const auto v = ops::dense(h, p.value, 1).view({B, S, c.kv_heads, c.head_dim});
+  const auto& qc = a.quant;
+  auto q = ops::dense(h, p.query, 1, qc, ops::site_name(qc, layer, "query")).view({B, S, c.heads, c.head_dim});
+  auto k = ops::dense(h, p.key, 1, qc, ops::site_name(qc, layer, "key")).view({B, S, c.kv_heads, c.head_dim});
+  const auto v =
+      ops::dense(h, p.value, 1, qc, ops::site_name(qc, layer, "value")).view({B, S, c.kv_heads, c.head_dim});
   q = ops::apply_rope(q, a.rope);
   k = ops::apply_rope(k, a.rope);
-  const auto attn = ops::dense(ops::causal_attention(q, k, v, a.mask), p.out, 2);
+  const auto attn = ops::dense(ops::causal_attention(q, k, v, a.mask), p.out, 2, qc, ops::site_name(qc, layer, "out"));
   const double rate = a.training ? c.dropout : 0.0;
   return x + ops::dropout(attn, rate, a.dropout_key, 2 * layer);
 }
@@ -45,7 +47,10 @@ torch::Tensor attention_block(const LayerParams& p, const torch::Tensor& x, int6
 // x [B, S, d] -> x + swiglu_mlp(norm(x)) with dropout site 2*layer+1.
 torch::Tensor mlp_block(const LayerParams& p, const torch::Tensor& x, int64_t layer, const ForwardArgs& a) {
   const auto h = ops::rms_norm(x, p.mlp_norm, a.config.eps);
-  const auto y = ops::dense(ops::swiglu(ops::dense(h, p.wi_0, 1), ops::dense(h, p.wi_1, 1)), p.wo, 1);
+  const auto& qc = a.quant;
+  const auto gate = ops::dense(h, p.wi_0, 1, qc, ops::site_name(qc, layer, "wi_0"));
+  const auto up = ops::dense(h, p.wi_1, 1, qc, ops::site_name(qc, layer, "wi_1"));
+  const auto y = ops::dense(ops::swiglu(gate, up), p.wo, 1, qc, ops::site_name(qc, layer, "wo"));
   const double rate = a.training ? a.config.dropout : 0.0;
   return x + ops::dropout(y, rate, a.dropout_key, 2 * layer + 1);
 }
@@ -59,7 +64,7 @@ torch::Tensor forward(const Params& params, const torch::Tensor& tokens, const F
     x = mlp_block(params.layers[l], x, static_cast<int64_t>(l), args);
   }
   x = ops::rms_norm(x, params.final_norm, args.config.eps);
-  return ops::dense(x, params.logits, 1);  // [B, S, V]
+  return ops::dense(x, params.logits, 1, args.quant, ops::site_name(args.quant, -1, "logits"));  // [B, S, V]
 }
 
 torch::Tensor loss(const Params& params, const torch::Tensor& tokens, const torch::Tensor& targets,

@@ -45,6 +45,7 @@ struct ForwardArgs {
   const torch::Tensor& mask;   // causal mask covering at least [S, S]
   bool training = false;
   ops::DropoutKey dropout_key{};  // used only when training with dropout > 0
+  quant::QuantContext quant{};    // int8/fp8 projections; fp8 scaling state passed in, not owned
 };
 
 // tokens [B, S] int64 -> logits [B, S, V].

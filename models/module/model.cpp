@@ -23,12 +23,14 @@ AttentionImpl::AttentionImpl(const ModelConfig& c)
   out = register_module("out", linear(c.heads * c.head_dim, c.d_model));
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const LayerContext& ctx) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const LayerContext& ctx, int64_t layer) {
   const int64_t B = x.size(0), S = x.size(1);
-  const auto q = ops::apply_rope(query(x).view({B, S, heads_, head_dim_}), ctx.rope);
-  const auto k = ops::apply_rope(key(x).view({B, S, kv_heads_, head_dim_}), ctx.rope);
-  const auto v = value(x).view({B, S, kv_heads_, head_dim_});
-  return out(ops::causal_attention(q, k, v, ctx.mask));
+  const auto& qc = ctx.quant;
+  const auto q = ops::linear(x, query->weight, qc, ops::site_name(qc, layer, "query")).view({B, S, heads_, head_dim_});
+  const auto k = ops::linear(x, key->weight, qc, ops::site_name(qc, layer, "key")).view({B, S, kv_heads_, head_dim_});
+  const auto v = ops::linear(x, value->weight, qc, ops::site_name(qc, layer, "value")).view({B, S, kv_heads_, head_dim_});
+  const auto attn = ops::causal_attention(ops::apply_rope(q, ctx.rope), ops::apply_rope(k, ctx.rope), v, ctx.mask);
+  return ops::linear(attn, out->weight, qc, ops::site_name(qc, layer, "out"));
 }
 
 MlpImpl::MlpImpl(const ModelConfig& c) {
@@ -37,7 +39,12 @@ MlpImpl::MlpImpl(const ModelConfig& c) {
   wo = register_module("wo", linear(c.mlp_dim, c.d_model));
 }
 
-torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return wo(ops::swiglu(wi_0(x), wi_1(x))); }
+torch::Tensor MlpImpl::forward(const torch::Tensor& x, const LayerContext& ctx, int64_t layer) {
+  const auto& qc = ctx.quant;
+  const auto gate = ops::linear(x, wi_0->weight, qc, ops::site_name(qc, layer, "wi_0"));
+  const auto up = ops::linear(x, wi_1->weight, qc, ops::site_name(qc, layer, "wi_1"));
+  return ops::linear(ops::swiglu(gate, up), wo->weight, qc, ops::site_name(qc, layer, "wo"));
+}
 
 DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& c, int64_t index) : index_(index) {
   pre_self_attention_layer_norm = register_module("pre_self_attention_layer_norm", RmsNorm(c.d_model, c.eps));
@@ -47,14 +54,15 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& c, int64_t index) : index_
 }
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const LayerContext& ctx) {
-  const auto attn = self_attention(pre_self_attention_layer_norm(x), ctx);
+  const auto attn = self_attention->forward(pre_self_attention_layer_norm(x), ctx, index_);
   const auto h = x + ops::dropout(attn, ctx.dropout, ctx.key, 2 * index_);
-  const auto y = mlp(post_self_attention_layer_norm(h));
+  const auto y = mlp->forward(post_self_attention_layer_norm(h), ctx, index_);
   return h + ops::dropout(y, ctx.dropout, ctx.key, 2 * index_ + 1);
 }
 
 DecoderImpl::DecoderImpl(const ModelConfig& c, uint64_t dropout_seed) : config_(c) {
   rngs_.seed = dropout_seed;
+  quant_ = quant::make_context(c.quant_mode, c.fp8_scaling, fp8_);
   token_embedder = register_module("token_embedder", nn::Embedding(c.vocab, c.d_model));
   layers = register_module("layers", nn::ModuleList());
   for (int64_t l = 0; l < c.layers; ++l) layers->push_back(DecoderLayer(c, l));
@@ -73,11 +81,11 @@ void DecoderImpl::ensure_tables(int64_t seq_len, const torch::Device& device) {
 
 torch::Tensor DecoderImpl::forward(const torch::Tensor& tokens) {
   ensure_tables(tokens.size(1), token_embedder->weight.device());
-  LayerContext ctx{rope_, mask_, is_training() ? config_.dropout : 0.0, {rngs_.seed, rngs_.counter}};
+  LayerContext ctx{rope_, mask_, is_training() ? config_.dropout : 0.0, {rngs_.seed, rngs_.counter}, quant_};
   if (is_training()) ++rngs_.counter;
   auto x = token_embedder(tokens);  // [B, S, d]
   for (const auto& layer : *layers) x = layer->as<DecoderLayerImpl>()->forward(x, ctx);
-  return logits_dense(decoder_norm(x));
+  return ops::linear(decoder_norm(x), logits_dense->weight, quant_, ops::site_name(quant_, -1, "logits"));
 }
 
 torch::Tensor DecoderImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {

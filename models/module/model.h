@@ -35,13 +35,14 @@ struct LayerContext {
   const torch::Tensor& mask;
   double dropout;  // 0 in eval mode
   ops::DropoutKey key;
+  const quant::QuantContext& quant;  // int8/fp8 projections, state owned by the Decoder
 };
 
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const ModelConfig& config);
   // x [B, S, d] (already normed) -> [B, S, d]
-  torch::Tensor forward(const torch::Tensor& x, const LayerContext& ctx);
+  torch::Tensor forward(const torch::Tensor& x, const LayerContext& ctx, int64_t layer);
   torch::nn::Linear query{nullptr};  // weight [H*hd, d]
   torch::nn::Linear key{nullptr};    // weight [KV*hd, d]
   torch::nn::Linear value{nullptr};  // weight [KV*hd, d]
@@ -55,7 +56,7 @@ TORCH_MODULE(Attention);
 class MlpImpl : public torch::nn::Module {
  public:
   explicit MlpImpl(const ModelConfig& config);
-  torch::Tensor forward(const torch::Tensor& x);  // [B, S, d] -> [B, S, d]
+  torch::Tensor forward(const torch::Tensor& x, const LayerContext& ctx, int64_t layer);  // [B, S, d] -> [B, S, d]
   torch::nn::Linear wi_0{nullptr};  // weight [mlp, d]
   torch::nn::Linear wi_1{nullptr};  // weight [mlp, d]
   torch::nn::Linear wo{nullptr};    // weight [d, mlp]
@@ -98,6 +99,8 @@ class DecoderImpl : public torch::nn::Module {
   RngStream rngs_;
   ops::RopeTable rope_;  // registered as buffers rope_cos / rope_sin
   torch::Tensor mask_;   // registered as buffer causal_mask
+  quant::Fp8State fp8_;  // per-site fp8 scaling history (owned, like the RNG stream)
+  quant::QuantContext quant_;
 };
 TORCH_MODULE(Decoder);
 

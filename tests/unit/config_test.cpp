@@ -136,6 +136,13 @@ TEST(Overrides, UnknownKeyAndNonNumericValue) {
   EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.head_dim=15"}); }).find("must be even"),
             std::string::npos);
   EXPECT_NE(error_of([] { preset_run_config("tiny", {"train.steps=0"}); }).find("train.steps"), std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"quant.mode=int4"}); })
+                .find("quant.mode: 'int4' is not one of: none, int8, fp8"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"quant.fp8_scaling=lazy"}); }).find("quant.fp8_scaling"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_run_config("tiny", {"model.dropout=-0.1"}); }).find("model.dropout"),
+            std::string::npos);
 }
 
 TEST(CaseFile, ReducedSectionAppliesOnlyWhenAskedAndIsRecorded) {
