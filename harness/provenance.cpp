@@ -71,6 +71,7 @@ std::string provenance_json(const Provenance& p) {
   j["host"] = p.host;
   j["pid"] = p.pid;
   j["load_average"] = p.load_average;
+  j["quant_backend"] = p.quant_backend;
   return j.dump();
 }
 

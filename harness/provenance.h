@@ -15,6 +15,9 @@ struct Provenance {
   int world_size = 1;
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
+  // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly
+  // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
+  std::string quant_backend = "none";
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

@@ -85,6 +85,7 @@ RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int
   prov.device_name = device_name(o.device);
   prov.threads = at::get_num_threads();
   prov.world_size = static_cast<int>(config.dist.nproc);
+  if (config.model.quant_mode != "none") prov.quant_backend = "emulated";
 
   store::RunRecord record;
   record.group_id = o.group_id;
