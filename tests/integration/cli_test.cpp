@@ -1,48 +1,24 @@
 // The twinbench CLI end to end, as a user runs it: stdout holds only JSON with
 // --json, errors exit non-zero with a message naming what is wrong.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "integration/cli_harness.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using twinbench::testing::Result;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+const twinbench::testing::CliHarness& harness() {
+  static const twinbench::testing::CliHarness h("cli_test");
+  return h;
 }
-
-fs::path work_dir() {
-  static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("twinbench_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-Result twinbench(const std::string& args) {
-  const auto out = work_dir() / "stdout.txt", err = work_dir() / "stderr.txt";
-  const std::string cmd = std::string("cd ") + TWINBENCH_SOURCE_DIR + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN +
-                          " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-std::string path(const std::string& name) { return (work_dir() / name).string(); }
+Result twinbench(const std::string& args) { return harness().run(args); }
+std::string path(const std::string& name) { return harness().path(name); }
 
 // A byte-level shard from the text of this very test file.
 std::string real_text_shard() {

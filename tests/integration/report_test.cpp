@@ -2,14 +2,13 @@
 // escaping of a hostile branch name, HTML validity (tidy), rendering in headless
 // Chromium with a network log that must show no fetch, and the CI gate's exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
+
+#include "integration/cli_harness.h"
 
 namespace {
 
@@ -17,40 +16,16 @@ namespace fs = std::filesystem;
 
 const std::string kHostileBranch = "feat/<img src=x onerror=alert(1)>";
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using twinbench::testing::Result;
+using twinbench::testing::shell;
+using twinbench::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+const twinbench::testing::CliHarness& harness() {
+  static const twinbench::testing::CliHarness h("report_test");
+  return h;
 }
-
-fs::path work_dir() {
-  static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("twinbench_report_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string path(const std::string& name) { return (work_dir() / name).string(); }
-
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-Result twinbench(const std::string& args) {
-  const auto out = work_dir() / "cmd.out", err = work_dir() / "cmd.err";
-  const int code = shell("cd " + work_dir().string() + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN + " " + args +
-                         " >" + out.string() + " 2>" + err.string());
-  return {code, slurp(out), slurp(err)};
-}
+Result twinbench(const std::string& args) { return harness().run(args); }
+std::string path(const std::string& name) { return harness().path(name); }
 
 std::string db() { return path("reports.db"); }
 
@@ -214,7 +189,8 @@ bool fetched_network(const std::string& netlog) {
 }
 
 TEST_F(Reports, ChromiumRendersEveryReportWithoutFetching) {
-  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "chromium not installed (ci/setup.sh installs it)";
+  // A hard requirement: ci/setup.sh installs chromium, so its absence is a failure, not a skip.
+  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   ASSERT_EQ(twinbench("report pair --db " + db() + " --out " + path("shots")).code, 0);
   ASSERT_EQ(twinbench("report branch --db " + db() + " --baseline main --candidate slow --out " + path("shots")).code, 0);
   ASSERT_EQ(twinbench("report nightly --db " + db() + " --out " + path("shots")).code, 0);

@@ -8,58 +8,31 @@
 #include <sys/wait.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
+
+#include "integration/cli_harness.h"
 
 extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
+using twinbench::testing::Result;
+using twinbench::testing::slurp;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+const twinbench::testing::CliHarness& harness() {
+  static const twinbench::testing::CliHarness h("runner_test");
+  return h;
 }
-
-fs::path work_dir() {
-  static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("twinbench_runner_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string path(const std::string& name) { return (work_dir() / name).string(); }
-
-// A shell command line running twinbench in the work dir (`exec` replaces the shell,
-// so a spawned pid is twinbench's own and signals reach it).
-std::string command(const std::string& args, bool exec = false) {
-  return std::string("cd ") + work_dir().string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" +
-         TWINBENCH_SOURCE_DIR + "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
-}
-
-Result twinbench(const std::string& args, const std::string& tag = "cmd") {
-  const auto out = work_dir() / (tag + ".out"), err = work_dir() / (tag + ".err");
-  const int status = std::system((command(args) + " >" + out.string() + " 2>" + err.string()).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+Result twinbench(const std::string& args) { return harness().run(args); }
+std::string path(const std::string& name) { return harness().path(name); }
 
 // Starts twinbench in the background; returns its pid.
 pid_t spawn(const std::string& args) {
-  const std::string cmd = command(args, true) + " >/dev/null 2>>" + path("spawned.err");
+  const std::string cmd = harness().command(args, true) + " >/dev/null 2>>" + path("spawned.err");
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
   pid_t pid = 0;
   EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);

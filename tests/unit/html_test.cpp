@@ -468,7 +468,7 @@ std::pair<int, std::string> tidy(const std::string& doc) {
 }
 
 TEST(Page, SamplePageValidatesWithTidy) {
-  if (!have("tidy")) GTEST_SKIP() << "tidy not installed";
+  ASSERT_TRUE(have("tidy")) << "tidy not installed (run ci/setup.sh)";
   const auto [rc, report] = tidy(sample_page());
   EXPECT_TRUE(rc == 0 || rc == 1) << "tidy exit " << rc << "\n" << report;  // 2 = errors
   EXPECT_EQ(report.find("Error:"), std::string::npos) << report;
@@ -476,7 +476,7 @@ TEST(Page, SamplePageValidatesWithTidy) {
 }
 
 TEST(Page, HostilePageValidatesWithTidy) {
-  if (!have("tidy")) GTEST_SKIP() << "tidy not installed";
+  ASSERT_TRUE(have("tidy")) << "tidy not installed (run ci/setup.sh)";
   ChartOptions o;
   o.title = o.x_label = o.y_label = kEvil;
   const std::string body =
@@ -492,7 +492,7 @@ TEST(Page, HostilePageValidatesWithTidy) {
 }
 
 TEST(Page, TidyCatchesBrokenMarkup) {  // the validation above can fail
-  if (!have("tidy")) GTEST_SKIP() << "tidy not installed";
+  ASSERT_TRUE(have("tidy")) << "tidy not installed (run ci/setup.sh)";
   const fs::path dir = temp_dir();
   std::ofstream(dir / "bad.html") << render_page({"t", "", "", "<table><tr><td>x</div></p", ""});
   const int rc = run("tidy -q -e " + sh_quote((dir / "bad.html").string()) + " > /dev/null 2>&1");
@@ -524,7 +524,7 @@ bool csp_blocked(const std::string& log, const std::string& what) {
 }
 
 TEST(Page, RendersInHeadlessChromium) {
-  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "chromium not installed";
+  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   const fs::path dir = temp_dir();
   const std::string log = chromium_render(dir, "x", sample_page());
   const fs::path png = dir / "x.png";
@@ -542,7 +542,7 @@ TEST(Page, RendersInHeadlessChromium) {
 }
 
 TEST(Page, ChromiumBlocksAFetchSmuggledIntoTrustedHtml) {  // the CSP is really in force
-  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "chromium not installed";
+  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   const fs::path dir = temp_dir();
   const std::string mistake = "<p>x</p><img src=\"http://127.0.0.1:9/pixel.png\" alt=\"\">"
                               "<div style=\"background:url(http://127.0.0.1:9/bg.png)\">y</div>";

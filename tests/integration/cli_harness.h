@@ -1,0 +1,62 @@
+// Running the twinbench binary from tests, as a user would: each suite gets its own
+// work directory; commands run there with one intra-op thread (timings are never
+// asserted, and a single thread keeps concurrent tests from thrashing) and the
+// source tree's cases. Shared by the CLI, runner and report suites.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace twinbench::testing {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Exit status of a shell command (-1 when it did not exit normally).
+inline int shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class CliHarness {
+ public:
+  explicit CliHarness(const std::string& suite)
+      : dir_(std::filesystem::temp_directory_path() / ("twinbench_" + suite + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // The shell command line; `exec` replaces the shell, so a spawned pid is
+  // twinbench's own and signals reach it.
+  std::string command(const std::string& args, bool exec = false) const {
+    return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" + TWINBENCH_SOURCE_DIR +
+           "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
+  }
+
+  Result run(const std::string& args) const {
+    const auto out = dir_ / "cmd.out", err = dir_ / "cmd.err";
+    const int code = shell(command(args) + " >" + out.string() + " 2>" + err.string());
+    return {code, slurp(out), slurp(err)};
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace twinbench::testing
