@@ -11,6 +11,7 @@
 #include "harness/memory.h"
 #include "harness/plan.h"
 #include "harness/progress.h"
+#include "harness/step_rows.h"
 #include "harness/store/store.h"
 #include "harness/trainer.h"
 #include "models/torch_compat.h"
@@ -164,17 +165,7 @@ StepWriter::StepWriter(store::Store* db, std::string run_id) : db_(db), run_id_(
 
 void StepWriter::add(const StepRecord& r) {
   if (!db_) return;
-  store::StepRecord s;
-  s.run_id = run_id_;
-  s.step = r.step;
-  s.loss = r.loss;
-  s.step_time_s = r.seconds;
-  s.tokens = r.tokens;
-  s.is_warmup = r.warmup;
-  s.is_eval = r.eval;
-  s.is_checkpoint = r.checkpoint;
-  s.eval_loss = r.eval_loss;
-  pending_.push_back(std::move(s));
+  pending_.push_back(to_store_row(r, run_id_));
   if (pending_.size() >= kFlushBatch) flush();
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "harness/metrics.h"
+#include "harness/step_rows.h"
 
 namespace twinbench::reports {
 
@@ -40,18 +41,7 @@ std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& f
   for (auto& r : records) {
     RunView v;
     v.metrics = db.metrics(r.run_id);
-    for (const auto& s : db.steps(r.run_id)) {
-      StepRecord step;
-      step.step = s.step;
-      step.loss = s.loss;
-      step.seconds = s.step_time_s;
-      step.tokens = s.tokens;
-      step.warmup = s.is_warmup;
-      step.eval = s.is_eval;
-      step.checkpoint = s.is_checkpoint;
-      step.eval_loss = s.eval_loss;
-      v.steps.push_back(step);
-    }
+    for (const auto& s : db.steps(r.run_id)) v.steps.push_back(from_store_row(s));
     v.run = std::move(r);
     out.push_back(std::move(v));
   }
