@@ -11,6 +11,7 @@ packages=(
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   tidy chromium  # report tests: HTML validation and headless rendering
+  libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
 )
 
 missing=()

@@ -98,6 +98,7 @@ void add_db_commands(CLI::App& app, int& exit_code) {
   auto* db = app.add_subcommand("db", "operations on store files");
   db->require_subcommand(1);
   add_merge_command(*db, exit_code);
+  add_import_micro_command(*db, exit_code);
   add_export_command(app, exit_code);
 }
 
