@@ -72,6 +72,8 @@ const std::vector<KeySpec>& key_table() {
     {"measure.warmup_steps", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.measure.warmup_steps; }}, "leading steps left out of steady-state statistics"},
     {"measure.repeats",Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.measure.repeats; }}, "repeats per case and variant"},
     {"dist.nproc",     Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.dist.nproc; }}, "data-parallel processes (devices)"},
+    {"dist.bucket_mb", Field<double>{[](RunConfig& c) -> double& { return c.dist.bucket_mb; }}, "gradient all-reduce bucket size in MiB"},
+    {"dist.timeout_s", Field<double>{[](RunConfig& c) -> double& { return c.dist.timeout_s; }}, "rendezvous and collective timeout in seconds"},
     {"measure.parity_tolerance", Field<double>{[](RunConfig& c) -> double& { return c.measure.parity_tolerance; }}, "max relative loss difference between implementations (reports)"},
     {"requires.device",Field<std::string>{[](RunConfig& c) -> std::string& { return c.needs.device; }}, "any | cpu | cuda"},
     {"requires.memory_gb", Field<double>{[](RunConfig& c) -> double& { return c.needs.memory_gb; }}, "memory the case needs (0 = the plan's estimate)"},
@@ -257,6 +259,8 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   positive("train.grad_accum", config.train.grad_accum);
   positive("measure.repeats", config.measure.repeats);
   positive("dist.nproc", config.dist.nproc);
+  if (!(config.dist.bucket_mb > 0)) throw ConfigError(where_of("dist.bucket_mb"), "dist.bucket_mb", fmt::format("must be > 0, got {}", config.dist.bucket_mb));
+  if (!(config.dist.timeout_s >= 1)) throw ConfigError(where_of("dist.timeout_s"), "dist.timeout_s", fmt::format("must be >= 1, got {}", config.dist.timeout_s));
   positive("train.eval_batches", config.train.eval_batches);
   non_negative("train.warmup_steps", static_cast<double>(config.train.warmup_steps));
   non_negative("train.eval_every", static_cast<double>(config.train.eval_every));

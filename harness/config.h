@@ -45,6 +45,8 @@ struct MeasureConfig {
 
 struct DistConfig {
   int64_t nproc = 1;  // data-parallel worker processes (devices)
+  double bucket_mb = 25;  // gradient all-reduce bucket size (PyTorch DDP's default)
+  double timeout_s = 300;  // rendezvous and each collective
 };
 
 struct Requirements {

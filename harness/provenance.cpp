@@ -68,6 +68,7 @@ std::string provenance_json(const Provenance& p) {
   j["device_name"] = p.device_name;
   j["threads"] = p.threads;
   j["world_size"] = p.world_size;
+  if (!p.dist_backend.empty()) j["dist_backend"] = p.dist_backend;
   j["host"] = p.host;
   j["pid"] = p.pid;
   j["load_average"] = p.load_average;

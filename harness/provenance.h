@@ -13,6 +13,7 @@ struct Provenance {
   std::string libtorch_version, compiler, device_name, host;
   int threads = 1;
   int world_size = 1;
+  std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
   // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly

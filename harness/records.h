@@ -13,6 +13,8 @@ struct StepRecord {
   int64_t step = 0;
   double loss = 0;          // mean over the step's micro-batches
   double seconds = 0;       // wall time of the optimizer step, device-synchronised
+                            // (data parallel: the slowest process's)
+  double comm_seconds = 0;  // of which the gradient all-reduce (0 in one process)
   int64_t tokens = 0;       // tokens processed by this step on this device
   bool warmup = false;      // excluded from steady-state statistics
   bool eval = false;        // a held-out evaluation ran after this step (excluded too)

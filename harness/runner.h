@@ -16,6 +16,11 @@
 #include "harness/store/store.h"
 
 namespace twinbench {
+
+namespace dist {
+class World;
+}
+
 // Writes a run's steps to the store in batches, so that storing never costs
 // measurable training time (one transaction per kFlushBatch steps).
 class StepWriter {
@@ -47,6 +52,15 @@ struct RunnerOptions {
   LabelOverrides labels;
   torch::Device device = torch::kCPU;
   bool progress = true;
+  // Data parallel (harness/dist/). A config with dist.nproc > 1 is launched as that
+  // many worker processes of this binary on this host, which rendezvous at
+  // master_addr:master_port (0 = a free port). In a worker, `world` is its job:
+  // every rank trains, rank 0 alone holds `store`.
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  dist::World* world = nullptr;
+  std::string adopted_run_id;  // a worker of a launcher: the run row rank 0 fills in
+  int repeat_index = -1;       // a worker of a launcher: the repeat to record (-1 = count)
 };
 
 // Why this case cannot run on this machine, or "" when it can.

@@ -64,13 +64,14 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
 
   TrainResult result;
   int64_t forward_index = position.forward_index;
+  StepSync* sync = hooks.sync;
   for (int64_t step = position.next_step; step < t.steps; ++step) {
     const auto start = Clock::now();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
     optimizer->zero_grad();
     auto step_loss = torch::zeros({}, torch::TensorOptions().device(device));
     for (int64_t micro = 0; micro < t.grad_accum; ++micro) {
-      const Batch batch = data.train_batch(forward_index);
+      const Batch batch = sync ? sync->local_batch(data.train_batch(forward_index)) : data.train_batch(forward_index);
       torch::Tensor loss;
       {
         const compat::AutocastGuard autocast(bf16, device, torch::kBFloat16);
@@ -80,10 +81,19 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       (loss / static_cast<double>(t.grad_accum)).backward();
       step_loss += loss.detach();
     }
+    double comm_seconds = 0;
+    if (sync) {
+      const auto comm_start = Clock::now();
+      sync->average_gradients(params);
+      comm_seconds = std::chrono::duration<double>(Clock::now() - comm_start).count();
+    }
     // The global gradient norm doubles as the divergence check; clip=0 measures without clipping.
+    // Data parallel: gradients and the loss are already means over all processes,
+    // so every process takes the same decision.
     const double max_norm = t.clip > 0 ? t.clip : std::numeric_limits<double>::infinity();
     const double grad_norm = torch::nn::utils::clip_grad_norm_(params, max_norm);
-    const double loss_value = step_loss.item<double>() / static_cast<double>(t.grad_accum);
+    double loss_value = step_loss.item<double>() / static_cast<double>(t.grad_accum);
+    if (sync) loss_value = sync->mean(loss_value);
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
       result.status = "diverged";
       result.reason = fmt::format("{} is {} at step {}", std::isfinite(loss_value) ? "gradient norm" : "loss",
@@ -97,25 +107,36 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     record.step = step;
     record.loss = loss_value;
     record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    record.comm_seconds = comm_seconds;
     record.tokens = t.batch * t.seq_len * t.grad_accum;
     record.warmup = step < warmup;
     const bool last = step + 1 == t.steps;
+    bool stop = !last && hooks.should_stop && hooks.should_stop();
+    if (sync) {
+      const StepAgreement agreed = sync->agree(record.seconds, record.comm_seconds, stop);
+      record.seconds = agreed.seconds;
+      record.comm_seconds = agreed.comm_seconds;
+      stop = agreed.stop;
+    }
     if (result.status == "completed" && (every(t.eval_every, step) || last)) {
       record.eval = true;
       record.eval_loss = evaluate(variant, data, t.eval_batches, t.dtype);
       if (last) result.eval_loss = record.eval_loss;
     }
+    const bool writes_checkpoints = !sync || sync->writes_checkpoints();
     if (result.status == "completed" && every(t.checkpoint_every, step) && !hooks.checkpoint_prefix.empty()) {
       const std::string path = fmt::format("{}-step{}.safetensors", hooks.checkpoint_prefix, step + 1);
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      save_checkpoint(path, variant, *optimizer, {step + 1, forward_index}, config_json(c));
+      if (writes_checkpoints) {
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+        save_checkpoint(path, variant, *optimizer, {step + 1, forward_index}, config_json(c));
+      }
       record.checkpoint = true;
       result.checkpoints.push_back(path);
     }
     result.steps.push_back(record);
     if (hooks.on_step) hooks.on_step(record);
     if (result.status != "completed") break;
-    if (!last && hooks.should_stop && hooks.should_stop()) {
+    if (stop) {
       result.status = "interrupted";
       result.reason = fmt::format("stopped by request after step {}", step);
       break;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "harness/cli/common.h"
+#include "harness/dist/world.h"
 #include "harness/interrupt.h"
 #include "harness/runner.h"
 #include "harness/store/store.h"
@@ -37,7 +38,24 @@ struct ExecOpts {
   bool reduced = false;
   bool json = false;
   LabelOverrides labels;
+  std::string group;  // "" = a new uuid
+  // Data parallel (harness/dist/): --nproc spawns workers here; --rank and
+  // --world-size make this process one worker of a (multi-node) job.
+  int nproc = 0;  // 0 = the case's dist.nproc
+  int rank = -1, world_size = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;  // 0 = a free port (launcher) / 29500 (worker)
+  std::string run_id;   // launcher-created run row that rank 0 fills in
+  int repeat_index = -1;
+  bool no_progress = false;
 };
+
+// The key=value overrides, with --nproc as dist.nproc.
+std::vector<std::string> overrides_of(const ExecOpts& o) {
+  auto out = o.overrides;
+  if (o.nproc > 0) out.push_back(fmt::format("dist.nproc={}", o.nproc));
+  return out;
+}
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("overrides", o.overrides, "config overrides key=value");
@@ -50,6 +68,18 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--branch", o.labels.branch, "branch label to record (default: from the build, or $TWINBENCH_BRANCH)");
   cmd->add_option("--commit", o.labels.commit, "commit label to record (default: from the build, or $TWINBENCH_COMMIT)");
   cmd->add_flag("--json", o.json, "print the list of runs as JSON on stdout and nothing else");
+  cmd->add_option("--group", o.group, "group id shared by the stored runs (default: a new uuid)");
+  cmd->add_option("--nproc", o.nproc, "data-parallel worker processes on this host (overrides dist.nproc)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rank", o.rank, "run as this rank of a data-parallel job (with --world-size)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--world-size", o.world_size, "number of ranks in the data-parallel job")->check(CLI::PositiveNumber);
+  cmd->add_option("--master-addr", o.master_addr, "rank 0's address for the rendezvous (default 127.0.0.1)");
+  cmd->add_option("--master-port", o.master_port, "rendezvous TCP port (default: a free port with --nproc, else 29500)")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_flag("--no-progress", o.no_progress, "do not print the per-step progress line");
+  cmd->add_option("--run-id", o.run_id, "(launcher internal) the stored run rank 0 fills in");
+  cmd->add_option("--repeat-index", o.repeat_index, "(launcher internal) the repeat number to record");
 }
 
 nlohmann::ordered_json run_json(const RunOutcome& r) {
@@ -117,17 +147,41 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   if (o.repeats > 0)
     for (auto& c : configs) c.measure.repeats = o.repeats;
 
+  // --rank/--world-size: this process is one worker of a data-parallel job.
+  if ((o.rank >= 0) != (o.world_size > 0))
+    throw ConfigError("command line", o.rank >= 0 ? "--world-size" : "--rank",
+                      "--rank and --world-size go together");
+  install_interrupt_handlers();  // before a rendezvous that may take a while
+  std::unique_ptr<dist::World> world;
+  if (o.world_size > 0) {
+    if (o.rank >= o.world_size)
+      throw ConfigError("command line", "--rank", fmt::format("rank {} is not below --world-size {}", o.rank, o.world_size));
+    dist::WorldOptions w;
+    w.rank = o.rank;
+    w.size = o.world_size;
+    w.master_addr = o.master_addr;
+    w.master_port = o.master_port > 0 ? o.master_port : 29500;
+    w.timeout = std::chrono::seconds(static_cast<int64_t>(configs.front().dist.timeout_s));
+    world = std::make_unique<dist::World>(w);
+  }
+  const bool writes_db = !o.no_db && (!world || world->rank() == 0);  // rank 0 alone writes
+
   std::optional<store::Store> db;
   RunnerOptions options;
-  if (!o.no_db) {
+  options.world = world.get();
+  options.adopted_run_id = o.run_id;
+  options.repeat_index = o.repeat_index;
+  options.master_addr = o.master_addr;
+  options.master_port = o.master_port;
+  options.progress = !o.no_progress;
+  if (writes_db) {
     db.emplace(o.db);
     const int recovered = db->recover_stale_runs();
     if (recovered > 0) std::cerr << fmt::format("{}: marked {} stale run(s) interrupted\n", o.db, recovered);
     options.store = &*db;
   }
-  options.group_id = store::new_uuid();
+  options.group_id = o.group.empty() ? store::new_uuid() : o.group;
   options.labels = o.labels;
-  install_interrupt_handlers();
   const auto outcomes = run_all(configs, variants, options);
 
   if (o.json) {
@@ -136,7 +190,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     std::cout << list.dump(2) << "\n";
   } else {
     print_tables(outcomes, variants);
-    if (db) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
+    if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
                                      outcomes.size() == 1 ? "run" : "runs", o.db, options.group_id);
   }
   std::vector<std::string> bad;
@@ -166,9 +220,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_exec_options(cmd, o->exec);
   cmd->callback([o, &exit_code] {
     std::vector<RunConfig> configs;
-    if (!o->preset.empty()) configs.push_back(preset_run_config(o->preset, o->exec.overrides));
+    const auto overrides = overrides_of(o->exec);
+    if (!o->preset.empty()) configs.push_back(preset_run_config(o->preset, overrides));
     for (const auto& name : split_commas(o->cases))
-      configs.push_back(load_config(find_case_file(name), o->exec.overrides, o->exec.reduced));
+      configs.push_back(load_config(find_case_file(name), overrides, o->exec.reduced));
     if (configs.empty())
       throw ConfigError("command line", "--case/--preset", "give --case NAME[,NAME...] or --preset P");
     exit_code = execute(configs, o->exec);
@@ -189,7 +244,7 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
     for (const auto& file : list_case_files()) {
       const auto name = std::filesystem::path(file).stem().string();
       if (fnmatch(o->glob.c_str(), name.c_str(), 0) == 0)
-        configs.push_back(load_config(file, o->exec.overrides, o->exec.reduced));
+        configs.push_back(load_config(file, overrides_of(o->exec), o->exec.reduced));
     }
     if (configs.empty())
       throw ConfigError("command line", "--cases", fmt::format("'{}' matches no case in {}", o->glob, cases_dir()));

@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitFailure = 1,   // a run failed or diverged, a file could not be read or written
   kExitBadInput = 2,  // bad command line, config, case file or input data
   kExitInterrupted = 3,  // SIGINT/SIGTERM: the current run was stored as interrupted
+  kExitPeerLost = 4,     // a data-parallel worker stopped because a peer rank failed (dist::kPeerLostExitCode)
 };
 
 struct ModelSelection {

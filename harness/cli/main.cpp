@@ -2,10 +2,13 @@
 // errors to the documented exit codes (docs/cli.md).
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "harness/cli/common.h"
+#include "harness/dist/launcher.h"
+#include "harness/dist/world.h"
 #include "harness/memory.h"
 #include "harness/store/store.h"
 #include "harness/token_shard.h"
@@ -21,6 +24,15 @@ int init_threads() {
   if (threads < 1) threads = 1;
   at::set_num_threads(threads);
   return threads;
+}
+
+static_assert(kExitPeerLost == dist::kPeerLostExitCode, "one exit code for a lost peer");
+
+// A data-parallel worker's launcher reads why it failed from $TWINBENCH_ERROR_FILE.
+int fail(int code, const std::string& message) {
+  std::cerr << "twinbench: error: " << message << "\n";
+  if (const char* file = std::getenv("TWINBENCH_ERROR_FILE"); file && *file) std::ofstream(file) << message << "\n";
+  return code;
 }
 
 }  // namespace twinbench::cli
@@ -51,26 +63,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   } catch (const ConfigError& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return fail(kExitBadInput, e.what());
   } catch (const ShardError& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return fail(kExitBadInput, e.what());
   } catch (const UnknownVariantError& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return fail(kExitBadInput, e.what());
   } catch (const std::invalid_argument& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return fail(kExitBadInput, e.what());
+  } catch (const dist::RendezvousError& e) {
+    return fail(kExitBadInput, e.what());
+  } catch (const dist::PeerError& e) {
+    return fail(kExitPeerLost, e.what());
   } catch (const store::StoreError& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitFailure;
+    return fail(kExitFailure, e.what());
   } catch (const SafetensorsError& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return fail(kExitBadInput, e.what());
   } catch (const std::exception& e) {
-    std::cerr << "twinbench: error: " << e.what() << "\n";
-    return kExitFailure;
+    return fail(kExitFailure, e.what());
   }
   return exit_code;
 }

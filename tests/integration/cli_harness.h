@@ -4,6 +4,7 @@
 // source tree's cases. Shared by the CLI, runner and report suites.
 #pragma once
 
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,16 @@ class CliHarness {
   std::string command(const std::string& args, bool exec = false) const {
     return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" + TWINBENCH_SOURCE_DIR +
            "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
+  }
+
+  // Starts twinbench in the background (stdout discarded, stderr appended to
+  // `err_file`); returns its pid, or -1.
+  pid_t spawn(const std::string& args, const std::string& err_file) const {
+    const std::string cmd = command(args, true) + " >/dev/null 2>>" + err_file;
+    const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+    pid_t pid = -1;
+    if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) return -1;
+    return pid;
   }
 
   Result run(const std::string& args) const {

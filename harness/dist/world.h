@@ -1,0 +1,70 @@
+// The data-parallel world one process belongs to: rank, size and the collectives
+// the training loop needs, on PyTorch's own c10d process groups (Gloo on CPU, NCCL
+// for CUDA devices in CUDA builds), rendezvoused through c10d's TCPStore.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace twinbench::dist {
+
+struct WorldOptions {
+  int rank = 0;
+  int size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::chrono::seconds timeout{300};  // rendezvous and every collective
+  torch::Device device = torch::kCPU;  // CUDA -> NCCL (CUDA builds), CPU -> Gloo
+};
+
+// A collective or the rendezvous failed: a peer died, hung or never came. The
+// process cannot continue training; its launcher (if any) reports which rank failed.
+class PeerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The rendezvous could not start: bad address or the master port is taken.
+class RendezvousError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class World {
+ public:
+  // Joins the world: rank 0 hosts the TCPStore on master_addr:master_port. Blocks
+  // until all `size` ranks have joined or `timeout` passes (RendezvousError / PeerError).
+  explicit World(const WorldOptions& options);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return options_.rank; }
+  int size() const { return options_.size; }
+  const std::string& backend() const { return backend_; }
+  const torch::Device& device() const { return options_.device; }
+
+  // In place, over all ranks. Every rank must call them in the same order.
+  void sum(std::vector<torch::Tensor>& tensors);
+  void max(std::vector<torch::Tensor>& tensors);
+  void min(std::vector<torch::Tensor>& tensors);
+  void broadcast_from_rank0(std::vector<torch::Tensor>& tensors);
+  void barrier();
+
+  // Convenience for host values: one value per rank, indexed by rank.
+  std::vector<double> gather(double value);
+
+ private:
+  struct Impl;
+  WorldOptions options_;
+  std::string backend_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace twinbench::dist
