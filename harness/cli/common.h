@@ -45,6 +45,7 @@ void add_db_commands(CLI::App& app, int& exit_code);
 void add_import_micro_command(CLI::App& db, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
+void add_ab_command(CLI::App& app, int& exit_code);  // cmd_ab.cpp
 void add_data_command(CLI::App& app, int& exit_code);
 
 // Intra-op threads = cores (LibTorch defaults to 1 here), or $TWINBENCH_THREADS.

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   add_db_commands(app, exit_code);
   add_report_command(app, exit_code);
   add_compare_command(app, exit_code);
+  add_ab_command(app, exit_code);
   add_data_command(app, exit_code);
   memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
   init_threads();

@@ -1,0 +1,68 @@
+// `twinbench ab`: a local A/B of two builds on one case (harness/ab/): interleaved
+// rounds, both sides stored under one group id, per-metric medians, the paired
+// B/A ratio with its interval and a verdict (docs/cli.md).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "harness/ab/error.h"
+#include "harness/ab/report.h"
+#include "harness/ab/session.h"
+#include "harness/cli/common.h"
+
+namespace twinbench::cli {
+
+void add_ab_command(CLI::App& app, int& exit_code) {
+  struct Opts {
+    ab::AbOptions ab;
+    std::vector<std::string> thresholds;  // METRIC=VALUE
+    bool json = false;
+    bool fail_on_regression = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("ab", "A/B two builds on one case: interleaved rounds, paired ratios, verdicts");
+  cmd->add_option("--a", o->ab.a, "build A (the baseline): a twinbench executable or a build directory")->required();
+  cmd->add_option("--b", o->ab.b, "build B (the candidate): a twinbench executable or a build directory")->required();
+  cmd->add_option("--case", o->ab.case_name, "case name or path (resolved once; both builds run that file)");
+  cmd->add_option("--preset", o->ab.preset, "a model preset instead of a case");
+  cmd->add_option("overrides", o->ab.overrides, "config overrides key=value, forwarded to both builds");
+  cmd->add_option("--variant", o->ab.variant, "implementation to run (default functional)");
+  cmd->add_option("--rounds", o->ab.rounds, "rounds, each one run per build (default 8; at least the minimum for --alpha)");
+  cmd->add_option("--alpha", o->ab.alpha, "significance level (default 0.05; also sets the interval's coverage)");
+  cmd->add_option("--threshold", o->thresholds, "METRIC=VALUE verdict threshold (repeatable)");
+  cmd->add_option("--db", o->ab.db, "SQLite file both sides are stored in (default ./twinbench.db)");
+  cmd->add_option("--label-a", o->ab.label_a, "branch label recorded for A's runs (default ab:A)");
+  cmd->add_option("--label-b", o->ab.label_b, "branch label recorded for B's runs (default ab:B)");
+  cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
+  cmd->add_flag("--fail-on-regression", o->fail_on_regression, "exit 1 when a metric regressed");
+  cmd->callback([o, &exit_code] {
+    for (const auto& t : o->thresholds) {
+      const auto eq = t.find('=');
+      char* end = nullptr;
+      const double v = eq == std::string::npos ? 0 : std::strtod(t.c_str() + eq + 1, &end);
+      if (eq == std::string::npos || eq == 0 || end == t.c_str() + eq + 1 || *end != '\0')
+        throw std::invalid_argument(fmt::format("--threshold '{}': expected METRIC=VALUE", t));
+      o->ab.thresholds[t.substr(0, eq)] = v;
+    }
+    try {
+      const ab::AbResult result = ab::run_ab(o->ab, std::cerr);
+      if (o->json) {
+        std::cout << ab::to_json(result).dump(2) << "\n";
+      } else {
+        std::cout << ab::format_table(result);
+      }
+      const bool regressed =
+          result.worst == stats::Verdict::kRegressed || result.worst == stats::Verdict::kNewFailure;
+      exit_code = o->fail_on_regression && regressed ? kExitFailure : kExitOk;
+    } catch (const ab::AbError& e) {
+      std::cerr << "twinbench ab: error: " << e.what() << "\n";
+      switch (e.kind()) {
+        case ab::Stop::kBadInput: exit_code = kExitBadInput; break;
+        case ab::Stop::kFailure: exit_code = kExitFailure; break;
+        case ab::Stop::kInterrupted: exit_code = kExitInterrupted; break;
+      }
+    }
+  });
+}
+
+}  // namespace twinbench::cli

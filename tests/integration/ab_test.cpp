@@ -1,0 +1,245 @@
+// `twinbench ab` end to end, as a user runs it (tests/integration/cli_harness.h):
+// the paired-round statistics, refusals (exit 2, nothing stored), one build
+// against itself (noise), a build with a deliberately slowed attention
+// (TWINBENCH_TEST_SLOW_OP, test-only) reported as regressed, and both sides
+// stored under one group id. Tiny model, few steps: the file runs in well
+// under a minute. Timings are never asserted, only verdicts: identical builds
+// (alpha 0.01, so a false alarm is at most 1% likely) and a build whose
+// attention forward does 80 times the work (steps ~9x slower, beyond what
+// other processes on a loaded 2-core machine do to step times, ~3x here).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness/ab/paired.h"
+#include "integration/cli_harness.h"
+
+namespace {
+
+using twinbench::testing::CliHarness;
+using twinbench::testing::Result;
+
+CliHarness& harness() {
+  static CliHarness h("ab");
+  return h;
+}
+Result twinbench(const std::string& args) { return harness().run(args); }
+std::string path(const std::string& name) { return harness().path(name); }
+
+// Small, quick runs (about 20 ms per step on one thread).
+const std::string kWorkload = " --case 01_base model.preset=tiny train.seq_len=64 train.steps=8";
+
+// An executable shell script at `name` in the work dir.
+std::string script(const std::string& name, const std::string& body) {
+  const std::string p = path(name);
+  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(p.c_str(), 0755);
+  return p;
+}
+
+bool exists(const std::string& p) { return std::ifstream(p).good(); }
+
+const nlohmann::json& metric(const nlohmann::json& result, const std::string& name) {
+  for (const auto& m : result.at("metrics"))
+    if (m.at("metric") == name) return m;
+  ADD_FAILURE() << "no metric " << name << " in " << result.dump();
+  static const nlohmann::json none = nlohmann::json::object();
+  return none;
+}
+
+int64_t query_int(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(h);
+    return -1;
+  }
+  sqlite3_stmt* st = nullptr;
+  int64_t value = -1;
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    value = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return value;
+}
+
+// --- the statistics --------------------------------------------------------
+
+TEST(AbPaired, MinimumRoundsFollowAlpha) {
+  // Mann-Whitney 4 vs 4 reaches p = 2/70 < 0.05, but [min, max] of 5 ratios
+  // covers the median only 1 - 2/32 = 93.75% of the time: 6 rounds.
+  EXPECT_EQ(twinbench::ab::min_rounds(0.05), 6u);
+  EXPECT_EQ(twinbench::ab::min_rounds(0.01), 8u);
+  EXPECT_DOUBLE_EQ(twinbench::ab::order_statistic_coverage(6, 1), 1 - 2.0 / 64);
+  EXPECT_DOUBLE_EQ(twinbench::ab::order_statistic_coverage(10, 2), 1 - 2 * 11.0 / 1024);
+  EXPECT_EQ(twinbench::ab::order_statistic_coverage(6, 4), 0);
+  EXPECT_THROW(twinbench::ab::min_rounds(0), std::invalid_argument);
+}
+
+TEST(AbPaired, MedianRatioAndOrderStatisticInterval) {
+  std::vector<std::pair<double, double>> pairs;
+  for (int i = 1; i <= 10; ++i) pairs.emplace_back(1.0, 1.0 + 0.1 * i);  // ratios 1.1 .. 2.0
+  pairs.emplace_back(0.0, 5.0);                                         // a == 0: left out
+  const auto r = twinbench::ab::paired_ratio(pairs, 0.05);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->n, 10u);
+  EXPECT_NEAR(r->median, 1.55, 1e-12);
+  // n = 10: k = 2 covers 1 - 2 * 11/1024 = 97.9% >= 95%, k = 3 only 89%.
+  EXPECT_NEAR(r->low, 1.2, 1e-12);
+  EXPECT_NEAR(r->high, 1.9, 1e-12);
+  EXPECT_GE(r->coverage, 0.95);
+  // Five rounds cannot give a 95% interval.
+  pairs.resize(5);
+  EXPECT_FALSE(twinbench::ab::paired_ratio(pairs, 0.05).has_value());
+}
+
+// --- refusals: exit 2, a message naming the problem, nothing stored ---------
+
+TEST(AbRefuses, MissingBinary) {
+  const Result r = twinbench("ab --a /no/such/twinbench --b " + std::string(TWINBENCH_BIN) + " --db refused.db" +
+                             kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--a /no/such/twinbench: no such file"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbRefuses, NotExecutableAndEmptyBuildDir) {
+  const std::string plain = path("plain.txt");
+  std::ofstream(plain) << "not a program\n";
+  Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + plain + " --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("plain.txt: not executable"), std::string::npos) << r.err;
+
+  std::filesystem::create_directories(path("empty_build"));
+  r = twinbench("ab --a " + path("empty_build") + " --b " + std::string(TWINBENCH_BIN) + " --db refused.db" +
+                kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("without a twinbench binary"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbRefuses, TooFewRoundsWithTheMinimumStated) {
+  const std::string bin = TWINBENCH_BIN;
+  Result r = twinbench("ab --a " + bin + " --b " + bin + " --rounds 5 --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--rounds 5 is too few"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at least 6 rounds"), std::string::npos) << r.err;
+  r = twinbench("ab --a " + bin + " --b " + bin + " --rounds 7 --alpha 0.01 --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("at least 8 rounds"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbRefuses, UnknownCase) {
+  const std::string bin = TWINBENCH_BIN;
+  const Result r = twinbench("ab --a " + bin + " --b " + bin + " --case no_such_case --db refused.db");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("no_such_case"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbRefuses, CaseOneBuildRejects) {
+  // Build B rejects the configuration (as an older build rejects a key it does not know).
+  const std::string picky = script("picky.sh", std::string("exec ") + TWINBENCH_BIN + " \"$@\" train.new_knob=1");
+  const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + picky + " --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("build B (" + picky + ") cannot plan the case"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("train.new_knob"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbRefuses, BuildWithoutRunGroupOption) {
+  // A build from before `run --group` existed: CLI11 rejects the option.
+  const std::string old = script(
+      "old.sh", std::string("for a in \"$@\"; do [ \"$a\" = --group ] && { echo 'The following argument was not "
+                            "expected: --group' >&2; echo 'Run with --help for more information.' >&2; exit 2; }; "
+                            "done\nexec ") +
+                    TWINBENCH_BIN + " \"$@\"");
+  const Result r = twinbench("ab --a " + old + " --b " + std::string(TWINBENCH_BIN) + " --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("build A (" + old + ") has no `run --group` option"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+// --- real A/B sessions -----------------------------------------------------
+
+TEST(AbSession, SameBuildIsNoiseAndBothSidesShareOneGroup) {
+  // B is given as the build directory (build/harness/twinbench inside it).
+  const std::string build_dir = std::filesystem::path(TWINBENCH_BIN).parent_path().parent_path().string();
+  // alpha 0.01 (8 rounds): a false "regressed" between identical builds is at most 1% likely.
+  const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + build_dir +
+                             " --rounds 8 --alpha 0.01 --db same.db --json" + kWorkload);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("case"), "01_base");
+  EXPECT_EQ(metric(j, "step_time_median_s").at("verdict"), "noise") << r.out;
+  EXPECT_EQ(metric(j, "final_loss").at("verdict"), "noise");  // same seed, same code: identical
+  EXPECT_EQ(metric(j, "final_loss").at("ratio"), 1.0);
+  EXPECT_EQ(metric(j, "peak_memory_bytes").at("verdict"), "noise");
+  EXPECT_EQ(metric(j, "step_time_median_s").at("rounds_a").size(), 8u);
+  const double low = metric(j, "step_time_median_s").at("ratio_ci_low"),
+               high = metric(j, "step_time_median_s").at("ratio_ci_high");
+  EXPECT_LE(low, high);
+
+  // Counterbalanced order: A B, B A, A B, ...
+  ASSERT_EQ(j.at("rounds").size(), 8u);
+  EXPECT_EQ(j.at("rounds")[0].at("order"), "AB");
+  EXPECT_EQ(j.at("rounds")[1].at("order"), "BA");
+
+  // Both sides in the store, under one group id, told apart by their labels.
+  const std::string db = path("same.db"), group = j.at("group_id");
+  const std::string in_group = "FROM runs WHERE group_id = '" + group + "' AND status = 'completed'";
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group), 16);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group + " AND git_branch = 'ab:A'"), 8);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group + " AND git_branch = 'ab:B'"), 8);
+  const std::string run_b = j.at("rounds")[0].at("run_b");
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group + " AND git_branch = 'ab:B' AND run_id = '" + run_b + "'"), 1);
+  EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM steps WHERE run_id = '" + run_b + "'"), 0);
+}
+
+TEST(AbSession, SlowedAttentionIsReportedAsRegressed) {
+  // The console table this time (the JSON is checked above).
+  const std::string slow =
+      script("slow.sh", std::string("TWINBENCH_TEST_SLOW_OP=attention:80 exec ") + TWINBENCH_BIN + " \"$@\"");
+  const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + slow +
+                             " --rounds 6 --db slow.db --fail-on-regression" + kWorkload);
+  EXPECT_EQ(r.code, 1) << r.err;  // --fail-on-regression
+  EXPECT_NE(r.out.find("A = " + std::string(TWINBENCH_BIN)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("B = " + slow), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 rounds (A B, B A, A B, B A, A B, B A)"), std::string::npos) << r.out;
+  auto row = [&](const std::string& label) {
+    const auto at = r.out.find("\n" + label + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row("Median s/step").find(" regressed "), std::string::npos) << r.out;
+  EXPECT_NE(row("Tok/s").find(" regressed "), std::string::npos) << r.out;
+  // The extra attention work is discarded: the results are unchanged.
+  EXPECT_NE(row("Final loss").find(" noise "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverdict: regressed ("), std::string::npos) << r.out;
+}
+
+TEST(AbRefuses, BuildThatCannotTrain) {
+  // A typo in the slowdown setting makes every run of B fail: refused by the probe.
+  const std::string typo =
+      script("typo.sh", std::string("TWINBENCH_TEST_SLOW_OP=atention exec ") + TWINBENCH_BIN + " \"$@\"");
+  const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + typo + " --db refused.db" + kWorkload);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("build B (" + typo + ") cannot run variant 'functional'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TWINBENCH_TEST_SLOW_OP: unknown op 'atention'"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(path("refused.db")));
+}
+
+TEST(AbSession, DivergedRoundStopsWithExitOneAndKeepsTheRun) {
+  // The case itself diverges (the probe's tiny run does not): ab stops in round 1
+  // with exit 1, names the run, and keeps it in the store.
+  const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + std::string(TWINBENCH_BIN) +
+                             " --db diverged.db" + kWorkload + " train.lr=1e12");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("round 1 build A (" + std::string(TWINBENCH_BIN) + "): run "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" diverged "), std::string::npos) << r.err;
+  EXPECT_EQ(query_int(path("diverged.db"), "SELECT COUNT(*) FROM runs WHERE status = 'diverged'"), 1);
+}
+
+}  // namespace
