@@ -38,6 +38,9 @@ struct RunMetrics {
   std::optional<double> memory_pct;          // peak as % of the device's capacity
   std::optional<int64_t> peak_rss_bytes;     // process peak RSS so far
   std::optional<double> mfu;                 // TFLOP/s / calibrated peak; empty without calibration
+  // Data parallel only (docs/metrics.md): the aggregate rates over all devices
+  // and the gradient all-reduce's share of the step time.
+  std::optional<double> tokens_per_s, tflops_per_s, comm_share;
 };
 
 RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);

@@ -51,7 +51,7 @@ store::MetricList int8_export_metrics(const Variant& trained, const RunConfig& c
           {"int8_roundtrip_loss_delta", loss_after - loss_before}};
 }
 
-store::MetricList metric_list(const RunMetrics& m) {
+store::MetricList common_metric_list(const RunMetrics& m) {
   auto opt = [](const auto& v) -> std::optional<double> {
     if (v) return static_cast<double>(*v);
     return std::nullopt;
@@ -75,6 +75,13 @@ store::MetricList metric_list(const RunMetrics& m) {
           {"memory_pct", m.memory_pct},
           {"peak_rss_bytes", opt(m.peak_rss_bytes)},
           {"mfu", m.mfu}};
+}
+
+store::MetricList metric_list(const RunMetrics& m) {
+  store::MetricList list = common_metric_list(m);
+  if (m.tokens_per_s || m.comm_share)  // data parallel only
+    list.insert(list.end(), {{"tokens_per_s", m.tokens_per_s}, {"tflops_per_s", m.tflops_per_s}, {"comm_share", m.comm_share}});
+  return list;
 }
 
 std::string device_name(const torch::Device& device) {
@@ -111,29 +118,34 @@ RunMetrics metrics_from_store(const store::MetricMap& stored) {
   m.memory_pct = get("memory_pct");
   m.peak_rss_bytes = integer("peak_rss_bytes");
   m.mfu = get("mfu");
+  m.tokens_per_s = get("tokens_per_s");
+  m.tflops_per_s = get("tflops_per_s");
+  m.comm_share = get("comm_share");
   return m;
 }
 
-// Metrics only a data-parallel run has: the aggregate rates, the all-reduce's share
-// of the step, peak memory per rank and whether the ranks ended in sync.
-store::MetricList data_parallel_metrics(const TrainResult& result, const RunMetrics& m, dist::World& world,
-                                        dist::DataParallel& dp, Variant& variant, int64_t peak_bytes) {
+// What only a data-parallel run measures: the aggregate rates and the all-reduce's
+// share of the step (into `m`), and as extra metrics the all-reduce time, peak
+// memory per rank and whether the ranks ended in sync.
+store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m, dist::World& world,
+                                        dist::DataParallel& dp, Variant& variant) {
   const double n = static_cast<double>(world.size());
-  store::MetricList out{{"world_size", n}};
-  if (m.tokens_per_s_per_device) out.emplace_back("tokens_per_s", *m.tokens_per_s_per_device * n);
-  if (m.tflops_per_s_per_device) out.emplace_back("tflops_per_s", *m.tflops_per_s_per_device * n);
-  std::vector<StepRecord> steady;
+  if (m.tokens_per_s_per_device) m.tokens_per_s = *m.tokens_per_s_per_device * n;
+  if (m.tflops_per_s_per_device) m.tflops_per_s = *m.tflops_per_s_per_device * n;
+  store::MetricList out{{"world_size", n}, {"allreduce_buckets", static_cast<double>(dp.buckets())}};
+  double comm = 0, total = 0;
+  int64_t steady = 0;
   for (const auto& r : result.steps)
-    if (!r.warmup && !r.eval && !r.checkpoint && r.step > 0) steady.push_back(r);
-  if (!steady.empty()) {
-    double comm = 0, total = 0;
-    for (const auto& r : steady) comm += r.comm_seconds, total += r.seconds;
-    out.emplace_back("comm_time_mean_s", comm / static_cast<double>(steady.size()));
-    out.emplace_back("comm_share", total > 0 ? comm / total : 0.0);
+    if (!r.warmup && !r.eval && !r.checkpoint && r.step > 0) comm += r.comm_seconds, total += r.seconds, ++steady;
+  if (steady > 0) {
+    out.emplace_back("comm_time_mean_s", comm / static_cast<double>(steady));
+    if (total > 0) m.comm_share = comm / total;
   }
-  out.emplace_back("allreduce_buckets", static_cast<double>(dp.buckets()));
-  const auto peaks = world.gather(static_cast<double>(peak_bytes));
-  for (size_t r = 0; r < peaks.size(); ++r) out.emplace_back(fmt::format("peak_memory_bytes_rank{}", r), peaks[r]);
+  const auto peaks = world.gather(static_cast<double>(m.peak_memory_bytes.value_or(0)));
+  for (size_t r = 0; r < peaks.size(); ++r) {
+    out.emplace_back(fmt::format("peak_memory_bytes_rank{}", r), peaks[r]);
+    m.peak_memory_bytes = std::max<int64_t>(m.peak_memory_bytes.value_or(0), static_cast<int64_t>(peaks[r]));
+  }
   out.emplace_back("params_in_sync", dp.parameters_in_sync(variant.parameters()) ? 1.0 : 0.0);
   return out;
 }
@@ -206,8 +218,7 @@ RunOutcome run_launched(const RunConfig& config, const store::RunRecord& record,
   const auto stored = db->metrics(out.run_id);
   if (!stored.empty()) out.metrics = metrics_from_store(stored);
   for (const auto& [name, value] : stored)
-    if (name.rfind("int8_", 0) == 0 || name == "tokens_per_s" || name == "tflops_per_s" || name == "comm_share")
-      out.extra_metrics.emplace_back(name, value);
+    if (name.rfind("int8_", 0) == 0) out.extra_metrics.emplace_back(name, value);
   if (!o.store) {
     out.run_id.clear();
     scratch.reset();
@@ -253,15 +264,10 @@ RunOutcome run_here(const RunConfig& config, const store::RunRecord& record, Run
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
-    const int64_t peak = memory::peak_bytes(o.device);
-    m.peak_memory_bytes = peak;
+    m.peak_memory_bytes = memory::peak_bytes(o.device);
     m.peak_rss_bytes = memory::peak_rss_bytes();
-    auto metrics_extra = store::MetricList{};
-    if (dp) {
-      metrics_extra = data_parallel_metrics(result, m, *o.world, *dp, *variant, peak);
-      for (const auto& [name, value] : metrics_extra)
-        if (name.rfind("peak_memory_bytes_rank", 0) == 0 && value) m.peak_memory_bytes = std::max(*m.peak_memory_bytes, static_cast<int64_t>(*value));
-    }
+    const store::MetricList metrics_extra =
+        dp ? data_parallel_metrics(result, m, *o.world, *dp, *variant) : store::MetricList{};
     m.memory_pct = 100.0 * static_cast<double>(*m.peak_memory_bytes) /
                    static_cast<double>(memory::device_capacity_bytes(o.device));
     if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {

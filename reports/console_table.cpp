@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 namespace twinbench {
@@ -13,6 +14,7 @@ struct Row {
   const char* label;
   std::function<std::optional<double>(const RunMetrics&)> value;
   const char* format;  // fmt spec for the value and the diff
+  bool only_when_present = false;
 };
 
 std::string cell(const std::optional<double>& v, const char* spec) {
@@ -43,6 +45,10 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
       {"Peak tensor MiB", [&](const RunMetrics& m) { return mib(m.peak_memory_bytes); }, "{:.1f}"},
       {"Peak RSS MiB", [&](const RunMetrics& m) { return mib(m.peak_rss_bytes); }, "{:.1f}"},
       {"First step s", [&](const RunMetrics& m) { return some(m.first_step_s); }, "{:.4f}"},
+      // Data-parallel runs only (rows without a value in any column are left out).
+      {"Total Tok/s", [](const RunMetrics& m) { return m.tokens_per_s; }, "{:.1f}", true},
+      {"Total TFLOP/s", [](const RunMetrics& m) { return m.tflops_per_s; }, "{:.4f}", true},
+      {"All-reduce %", [](const RunMetrics& m) { return m.comm_share ? std::optional<double>(100 * *m.comm_share) : std::nullopt; }, "{:.1f}", true},
   };
 
   bool any_metrics = false;
@@ -58,6 +64,9 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
   if (diff) out += fmt::format(" {:>26}", fmt::format("Diff ({} - {})", cols[1].variant, cols[0].variant));
   out += "\n";
   for (const auto& row : rows) {
+    if (row.only_when_present &&
+        std::none_of(cols.begin(), cols.end(), [&](const TableColumn& c) { return c.metrics && row.value(*c.metrics); }))
+      continue;
     out += fmt::format("{:<15}", row.label);
     std::vector<std::optional<double>> values;
     for (const auto& c : cols) {

@@ -104,6 +104,12 @@ nlohmann::ordered_json run_json(const RunOutcome& r) {
   j["peak_memory_bytes"] = opt(m.peak_memory_bytes);
   j["memory_pct"] = opt(m.memory_pct);
   j["mfu"] = opt(m.mfu);
+  if (m.tokens_per_s) {  // data parallel
+    j["tokens_per_s"] = *m.tokens_per_s;
+    j["tflops_per_s"] = opt(m.tflops_per_s);
+    j["comm_share"] = opt(m.comm_share);
+  }
+  for (const auto& [name, value] : r.extra_metrics) j[name] = opt(value);
   return j;
 }
 
