@@ -48,7 +48,5 @@ void add_compare_command(CLI::App& app, int& exit_code);
 void add_ab_command(CLI::App& app, int& exit_code);  // cmd_ab.cpp
 void add_data_command(CLI::App& app, int& exit_code);
 
-// Intra-op threads = cores (LibTorch defaults to 1 here), or $TWINBENCH_THREADS.
-int init_threads();
 
 }  // namespace twinbench::cli

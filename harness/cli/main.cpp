@@ -11,20 +11,13 @@
 #include "harness/dist/world.h"
 #include "harness/memory.h"
 #include "harness/store/store.h"
+#include "harness/threads.h"
 #include "harness/token_shard.h"
 #include "models/safetensors.h"
 #include "models/torch_compat.h"
 #include "variants/registry.h"
 
 namespace twinbench::cli {
-
-int init_threads() {
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (const char* env = std::getenv("TWINBENCH_THREADS"); env && std::atoi(env) > 0) threads = std::atoi(env);
-  if (threads < 1) threads = 1;
-  at::set_num_threads(threads);
-  return threads;
-}
 
 static_assert(kExitPeerLost == dist::kPeerLostExitCode, "one exit code for a lost peer");
 

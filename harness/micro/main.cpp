@@ -14,18 +14,10 @@
 #include "harness/memory.h"
 #include "harness/micro/benchmarks.h"
 #include "harness/provenance.h"
+#include "harness/threads.h"
 #include "models/torch_compat.h"
 
 namespace {
-
-// Same rule as twinbench's init_threads (harness/cli/main.cpp).
-int init_threads() {
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (const char* env = std::getenv("TWINBENCH_THREADS"); env && std::atoi(env) > 0) threads = std::atoi(env);
-  if (threads < 1) threads = 1;
-  at::set_num_threads(threads);
-  return threads;
-}
 
 // Context keys read by the importer (docs/cli.md, "db import-micro").
 void add_context(int threads) {
@@ -47,7 +39,7 @@ void add_context(int threads) {
 
 int main(int argc, char** argv) {
   twinbench::memory::install_cpu_tracker();  // before any tensor exists
-  const int threads = init_threads();
+  const int threads = twinbench::init_threads();
   twinbench::micro::register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;

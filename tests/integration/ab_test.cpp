@@ -16,6 +16,7 @@
 
 #include "harness/ab/paired.h"
 #include "integration/cli_harness.h"
+#include "integration/db_queries.h"
 
 namespace {
 
@@ -50,20 +51,7 @@ const nlohmann::json& metric(const nlohmann::json& result, const std::string& na
   return none;
 }
 
-int64_t query_int(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(h);
-    return -1;
-  }
-  sqlite3_stmt* st = nullptr;
-  int64_t value = -1;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    value = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return value;
-}
+using twinbench::testing::query_int;
 
 // --- the statistics --------------------------------------------------------
 

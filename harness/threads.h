@@ -1,0 +1,21 @@
+// Intra-op threads for every twinbench binary: LibTorch defaults to one here, so
+// use all cores, or $TWINBENCH_THREADS (the data-parallel launcher shares the
+// cores out between its workers this way).
+#pragma once
+
+#include <ATen/Parallel.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace twinbench {
+
+inline int init_threads() {
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("TWINBENCH_THREADS"); env && std::atoi(env) > 0) threads = std::atoi(env);
+  if (threads < 1) threads = 1;
+  at::set_num_threads(threads);
+  return threads;
+}
+
+}  // namespace twinbench
