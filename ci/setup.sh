@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   tidy chromium  # report tests: HTML validation and headless rendering
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
+  python3-torch  # ci/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
 )
 
 missing=()
