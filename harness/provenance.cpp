@@ -43,6 +43,9 @@ Provenance collect_provenance(const LabelOverrides& o) {
   };
   pick(o.branch, "TWINBENCH_BRANCH", p.git_branch);
   pick(o.commit, "TWINBENCH_COMMIT", p.git_commit);
+  const auto env = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
+  p.omp_wait_policy = env("OMP_WAIT_POLICY");
+  p.openblas_coretype = env("OPENBLAS_CORETYPE");
 #if defined(__clang__)
   p.compiler = "clang " __clang_version__;
 #elif defined(__GNUC__)
@@ -69,6 +72,8 @@ std::string provenance_json(const Provenance& p) {
   j["threads"] = p.threads;
   j["world_size"] = p.world_size;
   if (!p.dist_backend.empty()) j["dist_backend"] = p.dist_backend;
+  j["omp_wait_policy"] = p.omp_wait_policy;
+  j["openblas_coretype"] = p.openblas_coretype;
   j["host"] = p.host;
   j["pid"] = p.pid;
   j["load_average"] = p.load_average;

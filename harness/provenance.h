@@ -14,6 +14,8 @@ struct Provenance {
   int threads = 1;
   int world_size = 1;
   std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
+  // The process environment the kernels ran in (harness/process_env.h); "" = unset.
+  std::string omp_wait_policy, openblas_coretype;
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
   // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly

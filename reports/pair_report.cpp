@@ -103,7 +103,8 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
   std::vector<std::string> header = {"Field"};
   for (const auto& [label, run] : labelled) header.push_back(html::escape(label));
   const char* fields[] = {"git_commit", "git_branch", "git_dirty", "labels_overridden", "libtorch_version",
-                          "compiler", "device_name", "threads", "world_size", "dist_backend", "host", "load_average", "quant_backend"};
+                          "compiler", "device_name", "threads", "omp_wait_policy", "openblas_coretype", "world_size", "dist_backend", "host",
+                          "load_average", "quant_backend"};
   std::vector<nlohmann::json> provs;
   for (const auto& [label, run] : labelled)
     provs.push_back(nlohmann::json::parse(run->run.provenance_json, nullptr, false));

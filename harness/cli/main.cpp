@@ -10,6 +10,7 @@
 #include "harness/dist/launcher.h"
 #include "harness/dist/world.h"
 #include "harness/memory.h"
+#include "harness/process_env.h"
 #include "harness/store/store.h"
 #include "harness/threads.h"
 #include "harness/token_shard.h"
@@ -31,6 +32,7 @@ int fail(int code, const std::string& message) {
 }  // namespace twinbench::cli
 
 int main(int argc, char** argv) {
+  twinbench::tune_process_environment(argv);  // may re-execute this program once
   using namespace twinbench;
   using namespace twinbench::cli;
   CLI::App app{"twinbench: train two implementations of one transformer and compare them"};

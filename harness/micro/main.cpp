@@ -13,6 +13,7 @@
 #include "harness/build_info.h"
 #include "harness/memory.h"
 #include "harness/micro/benchmarks.h"
+#include "harness/process_env.h"
 #include "harness/provenance.h"
 #include "harness/threads.h"
 #include "models/torch_compat.h"
@@ -38,6 +39,7 @@ void add_context(int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  twinbench::tune_process_environment(argv);  // as `twinbench` does: same kernels, same threads
   twinbench::memory::install_cpu_tracker();  // before any tensor exists
   const int threads = twinbench::init_threads();
   twinbench::micro::register_benchmarks();

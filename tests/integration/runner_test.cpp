@@ -85,6 +85,29 @@ TEST(Runner, SkippedCasesSayWhy) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE status='skipped' AND reason <> ''"), 2);
 }
 
+// twinbench sets OMP_WAIT_POLICY=PASSIVE for itself when it is unset, keeps a
+// value the user set, and records the process environment with every run.
+TEST(Runner, ProcessEnvironmentIsTunedAndRecorded) {
+  const auto db = path("env.db");
+  const auto run_with = [&](const std::string& env, const std::string& group) {
+    return twinbench::testing::shell("cd " + harness().dir().string() + " && env -u OMP_WAIT_POLICY " + env +
+                                     " TWINBENCH_THREADS=1 " + TWINBENCH_BIN +
+                                     " run --preset tiny --variant functional train.steps=2 --no-progress --group " +
+                                     group + " --db " + db + " >/dev/null 2>&1");
+  };
+  ASSERT_EQ(run_with("", "unset"), 0);
+  ASSERT_EQ(run_with("OMP_WAIT_POLICY=ACTIVE", "user"), 0);
+  ASSERT_EQ(run_with("TWINBENCH_NO_ENV_TUNING=1", "off"), 0);
+  const auto policy = [&](const std::string& group) {
+    return query_text(db, "SELECT json_extract(provenance_json, '$.omp_wait_policy') FROM runs WHERE group_id='" +
+                              group + "'");
+  };
+  EXPECT_EQ(policy("unset"), "PASSIVE");
+  EXPECT_EQ(policy("user"), "ACTIVE");
+  EXPECT_EQ(policy("off"), "");
+  EXPECT_NE(query_text(db, "SELECT provenance_json FROM runs LIMIT 1").find("\"openblas_coretype\""), std::string::npos);
+}
+
 TEST(Runner, DivergenceEndsTheRunAndIsStored) {
   const auto db = path("diverge.db");
   const auto r = twinbench("run --preset tiny --variant functional train.optimizer=sgd train.lr=1e30 train.clip=0 "
