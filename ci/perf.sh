@@ -37,14 +37,15 @@ for e in $envs; do
 done
 
 # Two process environments, for twinbench and eager alike (same libgomp and OpenBLAS):
-#   default: as a user runs it.
+#   default: as a user runs it. twinbench itself sets OMP_WAIT_POLICY=PASSIVE when it is
+#            unset (harness/process_env.h); eager does not.
 #   tuned:   OMP_WAIT_POLICY=PASSIVE (LibTorch's OpenMP workers sleep instead of spinning
 #            between ops, so they stop competing with OpenBLAS's own pthreads for the
-#            cores) and, on AVX-512 CPUs, OPENBLAS_CORETYPE=SkylakeX (OpenBLAS 0.3.21 does
-#            not recognise Sapphire Rapids and falls back to its AVX2 Haswell kernels).
+#            cores) and OPENBLAS_CORETYPE removed, so OpenBLAS picks the kernels for this
+#            CPU itself (this machine image exports OPENBLAS_CORETYPE=Haswell: AVX2 kernels
+#            on an AVX-512 CPU that OpenBLAS detects as Cooperlake).
 # Both are read when the libraries load, so they must be set before the process starts.
-tuned_env=(OMP_WAIT_POLICY=PASSIVE)
-grep -q avx512f /proc/cpuinfo && tuned_env+=(OPENBLAS_CORETYPE=SkylakeX)
+tuned_env=(-u OPENBLAS_CORETYPE OMP_WAIT_POLICY=PASSIVE)
 with_env() {
   local e=$1
   shift
@@ -61,8 +62,12 @@ done
 for ((r = 0; r < rounds; r++)); do
   for dt in $dtypes; do
     for e in $envs; do
-      echo "ci/perf.sh: round $((r + 1))/$rounds $dt $e: twinbench functional,module, then eager" >&2
-      with_env "$e" env TWINBENCH_THREADS="$threads" $bin run --preset "$preset" --variant functional,module --json \
+      # The implementations swap order every round: on this machine the second of two
+      # back-to-back runs is often a few percent slower, whichever it is.
+      order=functional,module
+      ((r % 2)) && order=module,functional
+      echo "ci/perf.sh: round $((r + 1))/$rounds $dt $e: twinbench $order, then eager" >&2
+      with_env "$e" env TWINBENCH_THREADS="$threads" $bin run --preset "$preset" --variant $order --json \
         --db "$out/$e.db" train.batch="$batch" train.seq_len="$seq" train.steps="$steps" train.dtype="$dt" \
         train.eval_batches=1 >"$out/twinbench-$e-$dt-$r.json"
       # one step fewer: twinbench also leaves out step 0 and its last (eval) step
