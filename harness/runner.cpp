@@ -150,6 +150,18 @@ store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m
   return out;
 }
 
+// The calibrated peak of the compute this process may use. On a CPU the peak was
+// measured with the calibration's threads; a process with fewer (data-parallel
+// workers share the cores out, TWINBENCH_THREADS) gets its share of it.
+double device_peak(const store::Calibration& cal, const torch::Device& device) {
+  double peak = cal.peak_tflops;
+  if (!device.is_cpu()) return peak;
+  const auto details = nlohmann::json::parse(cal.details_json, nullptr, false);
+  const int calibrated_threads = details.is_object() ? details.value("threads", 0) : 0;
+  if (calibrated_threads > 0) peak *= std::min(1.0, double(at::get_num_threads()) / calibrated_threads);
+  return peak;
+}
+
 store::RunRecord run_record(const RunConfig& config, const std::string& variant_name, int repeat,
                             const Provenance& prov, const RunnerOptions& o) {
   store::RunRecord record;
@@ -272,7 +284,7 @@ RunOutcome run_here(const RunConfig& config, const store::RunRecord& record, Run
                    static_cast<double>(memory::device_capacity_bytes(o.device));
     if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
       const auto cal = o.store->latest_calibration(host_name(), record.device_name, config.train.dtype);
-      if (cal && cal->peak_tflops > 0) m.mfu = *m.tflops_per_s_per_device / cal->peak_tflops;
+      if (cal && cal->peak_tflops > 0) m.mfu = *m.tflops_per_s_per_device / device_peak(*cal, o.device);
     }
     out.status = result.status;
     out.reason = result.reason;

@@ -108,6 +108,23 @@ TEST(Runner, ProcessEnvironmentIsTunedAndRecorded) {
   EXPECT_NE(query_text(db, "SELECT provenance_json FROM runs LIMIT 1").find("\"openblas_coretype\""), std::string::npos);
 }
 
+// A CPU run with fewer threads than the calibration is measured against its share
+// of the calibrated peak (data-parallel workers share the cores out).
+TEST(Runner, MfuUsesTheRunsShareOfTheCalibratedThreads) {
+  const auto db = path("mfu_share.db");
+  const auto with_threads = [&](int threads, const std::string& args) {
+    return twinbench::testing::shell("cd " + harness().dir().string() + " && TWINBENCH_THREADS=" +
+                                     std::to_string(threads) + " " + TWINBENCH_BIN + " " + args + " --db " + db +
+                                     " >/dev/null 2>&1");
+  };
+  ASSERT_EQ(with_threads(2, "calibrate --dtype fp32"), 0);
+  ASSERT_EQ(with_threads(1, "run --preset tiny --variant functional train.steps=5 --no-progress"), 0);
+  const double peak = std::stod(query_text(db, "SELECT peak_tflops FROM calibrations"));
+  const double tflops = std::stod(query_text(db, "SELECT value FROM run_metrics WHERE name='tflops_per_s_per_device'"));
+  const double mfu = std::stod(query_text(db, "SELECT value FROM run_metrics WHERE name='mfu'"));
+  EXPECT_NEAR(mfu, tflops / (peak / 2), 1e-9 * mfu);
+}
+
 TEST(Runner, DivergenceEndsTheRunAndIsStored) {
   const auto db = path("diverge.db");
   const auto r = twinbench("run --preset tiny --variant functional train.optimizer=sgd train.lr=1e30 train.clip=0 "
