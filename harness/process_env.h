@@ -15,7 +15,9 @@
 
 namespace twinbench {
 
-// Call first thing in main(). Returns when the environment is final (or when the
+// Call first thing in main() of a program that is about to run kernels (the
+// re-exec loads LibTorch a second time, ~0.4 s here: not worth it for commands
+// that only read or plan). Returns when the environment is final (or when the
 // re-exec failed, in which case the process runs with what it has).
 inline void tune_process_environment(char** argv) {
   const char* off = std::getenv("TWINBENCH_NO_ENV_TUNING");
