@@ -38,7 +38,7 @@ done
 
 # Two process environments, for twinbench and eager alike (same libgomp and OpenBLAS):
 #   default: as a user runs it. twinbench itself sets OMP_WAIT_POLICY=PASSIVE when it is
-#            unset (harness/process_env.h); eager does not.
+#            unset (harness/base/process_env.h); eager does not.
 #   tuned:   OMP_WAIT_POLICY=PASSIVE (LibTorch's OpenMP workers sleep instead of spinning
 #            between ops, so they stop competing with OpenBLAS's own pthreads for the
 #            cores) and OPENBLAS_CORETYPE removed, so OpenBLAS picks the kernels for this

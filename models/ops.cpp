@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "models/torch_compat.h"
-#include "models/test_slowdown.h"  // test-only TWINBENCH_TEST_SLOW_OP (twinbench ab tests)
 
 namespace twinbench::ops {
 
@@ -55,7 +54,6 @@ torch::Tensor expand_kv(const torch::Tensor& t, int64_t heads) {
 
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                const torch::Tensor& mask) {
-  test_slowdown::extra_work(test_slowdown::Op::kAttention, [&] { causal_attention(q, k, v, mask); });  // test-only
   const int64_t B = q.size(0), S = q.size(1), H = q.size(2), hd = q.size(3);
   const auto qh = q.permute({0, 2, 1, 3});  // [B, H, S, hd]
   const auto kh = expand_kv(k, H);

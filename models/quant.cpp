@@ -96,21 +96,4 @@ torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in
   throw std::invalid_argument("dense site '" + site + "': invalid quantization mode");
 }
 
-Int8Rows quantize_rows_int8(const torch::Tensor& w) {
-  if (w.dim() != 2 || !w.is_floating_point())
-    throw std::invalid_argument("quantize_rows_int8: expected a 2-D floating-point tensor, got " +
-                                c10::str(w.sizes()) + " " + std::string(c10::toString(w.scalar_type())));
-  torch::NoGradGuard no_grad;
-  const auto w32 = w.to(torch::kFloat);
-  const auto s = int8_scale(w32, 1);  // [rows, 1]
-  return {int8_levels(w32, s).to(torch::kChar), s.scale.squeeze(1)};
-}
-
-torch::Tensor dequantize_rows_int8(const Int8Rows& q) {
-  if (q.q.dim() != 2 || q.scale.dim() != 1 || q.scale.size(0) != q.q.size(0))
-    throw std::invalid_argument("dequantize_rows_int8: expected q [rows, cols] and scale [rows], got " +
-                                c10::str(q.q.sizes()) + " and " + c10::str(q.scale.sizes()));
-  return q.q.to(torch::kFloat) * q.scale.to(torch::kFloat).unsqueeze(1);
-}
-
 }  // namespace twinbench::quant

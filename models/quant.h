@@ -1,7 +1,7 @@
 // Quantized training of dense matmuls, an option applied to either implementation: int8
 // (AQT-style fake quantization with a straight-through estimator, as MaxText's int8 mode) and
 // emulated fp8 (fp8.h). Every projection site calls quantized_matmul with the context it was
-// given; Mode::kNone is the plain matmul. Also the per-row int8 helpers the export uses.
+// given; Mode::kNone is the plain matmul.
 #pragma once
 
 #include <torch/torch.h>
@@ -47,14 +47,5 @@ torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in
 // / 127; a slice of zeros keeps scale 0 and stays zero): round(x / s) clamped to [-127, 127],
 // times s, in fp32. No gradient of its own; quantized_matmul wraps it in the STE.
 torch::Tensor fake_quant_int8(const torch::Tensor& x, int64_t dim);
-
-// Per-row symmetric int8 of a 2-D float tensor (used by the int8 export).
-struct Int8Rows {
-  torch::Tensor q;      // int8 [rows, cols], round(w / scale) clamped to [-127, 127]
-  torch::Tensor scale;  // fp32 [rows], amax of the row / 127 (0 for an all-zero row)
-};
-Int8Rows quantize_rows_int8(const torch::Tensor& w);
-// q * scale per row -> fp32 [rows, cols].
-torch::Tensor dequantize_rows_int8(const Int8Rows& q);
 
 }  // namespace twinbench::quant

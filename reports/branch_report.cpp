@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "reports/html.h"
+#include "harness/compare/comparison_json.h"
 #include "reports/pair_report.h"
 
 namespace twinbench::reports {
@@ -62,7 +63,7 @@ BranchReport build_branch_report(const std::vector<RunView>& all, const std::str
     return worst_change(x) > worst_change(y);
   });
   for (const auto& c : r.comparisons)
-    if (c.worst == stats::Verdict::kRegressed || c.worst == stats::Verdict::kNewFailure) ++r.regressions;
+    if (c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure) ++r.regressions;
   return r;
 }
 
@@ -77,7 +78,7 @@ std::string branch_html(const BranchReport& r) {
     for (const auto& m : c.metrics)
       if (m.spec.name == "step_time_mean_s") step = format_diff(m);
     rows.push_back({html::link("#" + html::slug(c.case_name + "-" + c.variant), c.case_name),
-                    html::escape(c.variant), html::badge(stats::to_string(c.worst)), html::num(html::escape(step)),
+                    html::escape(c.variant), html::badge(compare::to_string(c.worst)), html::num(html::escape(step)),
                     html::badge(c.status_b)});
   }
   std::string body = html::section(
@@ -94,7 +95,7 @@ std::string branch_html(const BranchReport& r) {
     if (!c.reason_b.empty()) part += "<p>candidate: " + html::escape(c.reason_b) + "</p>";
     if (!labelled.empty()) part += "<details><summary>Provenance</summary>" + provenance_html(labelled) + "</details>";
     body += html::section(html::slug(c.case_name + "-" + c.variant),
-                          c.case_name + " · " + c.variant + " · " + stats::to_string(c.worst), part);
+                          c.case_name + " · " + c.variant + " · " + compare::to_string(c.worst), part);
   }
   html::Page page;
   page.title = "twinbench · " + r.candidate_ref + " vs " + r.baseline_ref;
@@ -113,17 +114,17 @@ std::string branch_markdown(const BranchReport& r) {
     std::string step = "-";
     for (const auto& m : c.metrics)
       if (m.spec.name == "step_time_mean_s") step = format_diff(m);
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, stats::to_string(c.worst), step,
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst), step,
                        c.status_b);
   }
   for (const auto& c : r.comparisons) {
-    if (c.worst != stats::Verdict::kRegressed && c.worst != stats::Verdict::kNewFailure) continue;
-    out += fmt::format("\n### {} / {}: {}\n\n", c.case_name, c.variant, stats::to_string(c.worst));
+    if (c.worst != compare::Verdict::kRegressed && c.worst != compare::Verdict::kNewFailure) continue;
+    out += fmt::format("\n### {} / {}: {}\n\n", c.case_name, c.variant, compare::to_string(c.worst));
     for (const auto& m : c.metrics)
-      if (m.verdict == stats::Verdict::kRegressed || m.verdict == stats::Verdict::kNewFailure)
-        out += fmt::format("- **{}**: {} → {} ({}): {}\n", m.spec.label, format_value(m.spec, m.baseline),
-                           format_value(m.spec, m.candidate), format_diff(m), m.explanation);
-    if (c.worst == stats::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
+      if (m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kNewFailure)
+        out += fmt::format("- **{}**: {} → {} ({}): {}\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
+                           metrics::format_value(m.spec, m.candidate), format_diff(m), m.explanation);
+    if (c.worst == compare::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
   }
   return out;
 }
@@ -136,7 +137,7 @@ std::string branch_json(const BranchReport& r) {
   j["regressions"] = r.regressions;
   j["comparisons"] = nlohmann::ordered_json::array();
   for (const auto& c : r.comparisons) {
-    auto one = nlohmann::ordered_json::parse(comparison_json(c));
+    auto one = compare::to_json(c);
     one["variant"] = c.variant;
     j["comparisons"].push_back(one);
   }

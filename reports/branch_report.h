@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/comparison.h"
+#include "reports/analysis.h"
 
 namespace twinbench::reports {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/metrics.h"
+#include "harness/metrics/catalogue.h"
 
 namespace twinbench {
 

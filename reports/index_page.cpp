@@ -35,12 +35,12 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
   std::vector<std::vector<std::string>> rows;
   for (const auto& key : order) {
     const RunView& v = *latest[key];
-    const std::string status(store::to_string(v.run.status));
+    const std::string status(to_string(v.run.status));
     std::string verdict = "-";
     if (pair)
       for (const auto& c : pair->cases)
         if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b))
-          verdict = html::badge(stats::to_string(c.worst)) + " " +
+          verdict = html::badge(compare::to_string(c.worst)) + " " +
                     html::link(pair_page_name(c.case_name), "pair report");
     auto fmt_metric = [&](const char* name, const char* spec) {
       const auto m = v.metric(name);

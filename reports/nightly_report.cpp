@@ -9,16 +9,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/metrics.h"
+#include "harness/metrics/catalogue.h"
+#include "harness/stats/summary.h"
 #include "harness/store/store.h"
 #include "reports/html.h"
 
 namespace twinbench::reports {
 
 namespace {
-
-// The metrics whose history is charted.
-const char* const kTrendMetrics[] = {"step_time_mean_s", "tokens_per_s_per_device", "final_loss", "peak_memory_bytes"};
 
 // Days between two ISO-8601 dates (only the YYYY-MM-DD part is used).
 double days_between(const std::string& earlier, const std::string& later) {
@@ -56,31 +54,30 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
     if (group_start.count(v.run.group_id) &&
         std::find(keys.begin(), keys.end(), std::pair{v.run.case_name, v.run.variant}) == keys.end())
       keys.emplace_back(v.run.case_name, v.run.variant);
-  const auto& specs = stats::default_metric_specs();
+  const std::vector<metrics::Metric> charted = metrics::shown_in(metrics::kTrend);
   for (const auto& [case_name, variant] : keys) {
-    for (const char* metric : kTrendMetrics) {
-      const auto* spec = stats::find_spec(specs, metric);
-      if (!spec) continue;
-      TrendSeries s{case_name, variant, *spec, {}, {}, {}};
+    for (const metrics::Metric& spec : charted) {
+      const std::string& metric = spec.name;
+      TrendSeries s{case_name, variant, spec, {}, {}, {}};
       std::vector<double> values;
       for (const auto& g : groups) {
         std::vector<double> repeats;
         std::string commit;
         for (const auto& v : all)
           if (v.run.group_id == g && v.run.case_name == case_name && v.run.variant == variant &&
-              v.run.status == store::Status::completed)
+              v.run.status == RunStatus::completed)
             if (const auto x = v.metric(metric)) {
               repeats.push_back(*x);
               commit = v.run.git_commit.substr(0, 7);
             }
         if (repeats.empty()) continue;
-        const double value = quantile(repeats, 0.5);
+        const double value = stats::median(repeats);
         values.push_back(value);
         s.groups.push_back(g);
         s.points.push_back({group_start[g].substr(0, 10) + " " + commit, value, "normal"});
       }
       if (values.empty()) continue;
-      s.trend = stats::analyze_trend(values, *spec, o.window, o.alpha);
+      s.trend = stats::analyze_trend(values, spec, o.window, o.alpha);
       for (size_t i = 0; i < s.points.size(); ++i) s.points[i].flag = flag_name(s.trend.flags[i]);
       if (s.trend.flags.back() == stats::PointFlag::kRegression) ++r.regressions;
       r.series.push_back(std::move(s));

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "harness/stats/trend.h"
-#include "reports/report_data.h"
+#include "reports/analysis.h"
 #include "reports/svg.h"
 
 namespace twinbench::reports {
 
 struct TrendSeries {
   std::string case_name, variant;
-  stats::MetricSpec spec;
+  metrics::Metric spec;
   std::vector<std::string> groups;  // one per point
   std::vector<html::TrendPoint> points;
   stats::TrendResult trend;

@@ -1,6 +1,8 @@
 // Pair report rendering (see pair_report.h).
 #include "reports/pair_report.h"
 
+#include "harness/compare/comparison_json.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -18,8 +20,8 @@ constexpr const char* kColorB = "#d62728";
 std::string short_commit(const std::string& commit) { return commit.substr(0, 9); }
 
 // Explanation text with the verdict badge.
-std::string verdict_cell(const stats::MetricComparison& m) {
-  return html::badge(stats::to_string(m.verdict)) + " <span class=\"why\">" + html::escape(m.explanation) + "</span>";
+std::string verdict_cell(const compare::MetricComparison& m) {
+  return html::badge(compare::to_string(m.verdict)) + " <span class=\"why\">" + html::escape(m.explanation) + "</span>";
 }
 
 std::string loss_chart(const Comparison& c) {
@@ -91,8 +93,8 @@ std::string comparison_table_html(const Comparison& c) {
   const std::string head_b = c.label_b + (c.runs_b.empty() ? "" : " " + short_commit(c.runs_b.front()->run.git_commit));
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.metrics)
-    rows.push_back({html::escape(m.spec.label), html::num(html::escape(format_value(m.spec, m.baseline))),
-                    html::num(html::escape(format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
+    rows.push_back({html::escape(m.spec.label), html::num(html::escape(metrics::format_value(m.spec, m.baseline))),
+                    html::num(html::escape(metrics::format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
                     verdict_cell(m)});
   return html::table({"Metric", html::escape(head_a), html::escape(head_b),
                       html::escape(fmt::format("Diff ({} − {})", c.label_b, c.label_a)), "Verdict"},
@@ -182,8 +184,8 @@ std::string pair_case_html(const PairReport& report, size_t index) {
 std::string comparison_markdown(const Comparison& c) {
   std::string out = fmt::format("| Metric | {} | {} | Diff | Verdict |\n|---|---:|---:|---:|---|\n", c.label_a, c.label_b);
   for (const auto& m : c.metrics)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", m.spec.label, format_value(m.spec, m.baseline),
-                       format_value(m.spec, m.candidate), format_diff(m), stats::to_string(m.verdict));
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
+                       metrics::format_value(m.spec, m.candidate), format_diff(m), compare::to_string(m.verdict));
   return out;
 }
 
@@ -194,40 +196,15 @@ std::string pair_markdown(const PairReport& r) {
   for (const auto& c : r.cases) {
     std::string step = "-";
     for (const auto& m : c.metrics)
-      if (m.spec.name == "step_time_mean_s") step = format_diff(m) + " " + stats::to_string(m.verdict);
+      if (m.spec.name == "step_time_mean_s") step = format_diff(m) + " " + compare::to_string(m.verdict);
     const std::string parity = c.parity ? (c.parity->within ? fmt::format("ok ({:.2g})", c.parity->max_rel)
                                                             : fmt::format("**DIFFERS** ({:.2g})", c.parity->max_rel))
                                         : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, status, stats::to_string(c.worst), step, parity);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, status, compare::to_string(c.worst), step, parity);
   }
   return out;
-}
-
-std::string comparison_json(const Comparison& c) {
-  nlohmann::ordered_json j;
-  j["case"] = c.case_name;
-  j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()}};
-  j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()}};
-  j["worst_verdict"] = stats::to_string(c.worst);
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
-  for (const auto& m : c.metrics)
-    metrics.push_back({{"metric", m.spec.name},
-                       {"a", opt(m.baseline)},
-                       {"b", opt(m.candidate)},
-                       {"diff", opt(m.diff)},
-                       {"rel_diff", opt(m.rel_diff)},
-                       {"p_value", m.test ? nlohmann::json(m.test->p_value) : nlohmann::json(nullptr)},
-                       {"verdict", stats::to_string(m.verdict)},
-                       {"explanation", m.explanation}});
-  j["metrics"] = metrics;
-  if (c.parity)
-    j["loss_parity"] = {{"max_abs", c.parity->max_abs}, {"max_rel", c.parity->max_rel},
-                        {"step_of_max", c.parity->step_of_max}, {"within", c.parity->within},
-                        {"tolerance", c.parity->tolerance}};
-  return j.dump();
 }
 
 std::string pair_json(const PairReport& r) {
@@ -237,7 +214,7 @@ std::string pair_json(const PairReport& r) {
   j["a"] = r.variant_a;
   j["b"] = r.variant_b;
   j["cases"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.cases) j["cases"].push_back(nlohmann::ordered_json::parse(comparison_json(c)));
+  for (const auto& c : r.cases) j["cases"].push_back(compare::to_json(c));
   return j.dump(2);
 }
 

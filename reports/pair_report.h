@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/comparison.h"
+#include "reports/analysis.h"
 
 namespace twinbench::reports {
 
@@ -37,8 +37,6 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
 std::string comparison_table_html(const Comparison& c);
 // Markdown table of a comparison's metrics.
 std::string comparison_markdown(const Comparison& c);
-// A comparison as JSON text.
-std::string comparison_json(const Comparison& c);
 // Safe file-name fragment.
 std::string safe_name(const std::string& text);
 

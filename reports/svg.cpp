@@ -2,6 +2,8 @@
 // formatting live in svg_axes.cpp.
 #include "reports/svg.h"
 
+#include "harness/stats/summary.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -191,8 +193,8 @@ std::string distribution_chart(const std::vector<std::pair<std::string, std::vec
                          co(f.left + 6), co(cy), kMuted);
       continue;
     }
-    const double q10 = sx(quantile(v, 0.10)), q25 = sx(quantile(v, 0.25)), med = quantile(v, 0.5);
-    const double q75 = sx(quantile(v, 0.75)), q90 = sx(quantile(v, 0.90));
+    const double q10 = sx(stats::quantile(v, 0.10)), q25 = sx(stats::quantile(v, 0.25)), med = stats::quantile(v, 0.5);
+    const double q75 = sx(stats::quantile(v, 0.75)), q90 = sx(stats::quantile(v, 0.90));
     double mean = 0;
     for (double x : v) mean += x / static_cast<double>(v.size());
     out += fmt::format("<g class=\"group\"><line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" "

@@ -311,14 +311,5 @@ std::string draw_legend(const std::vector<LegendItem>& items, double x0, double 
   return out + "</g>";
 }
 
-double quantile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const double pos = std::clamp(p, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
-  const size_t i = static_cast<size_t>(std::floor(pos));
-  const double frac = pos - static_cast<double>(i);
-  if (i + 1 >= sorted.size()) return sorted.back();
-  return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
-}
-
 }  // namespace svg_detail
 }  // namespace twinbench::html

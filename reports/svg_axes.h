@@ -82,7 +82,5 @@ int legend_rows(const std::vector<LegendItem>& items, double max_width);
 // Draws them from (x, y) (baseline of the first row), 18 px per row.
 std::string draw_legend(const std::vector<LegendItem>& items, double x, double y, double max_width);
 
-// Linear-interpolated quantile of sorted values (numpy's default), p in [0, 1].
-double quantile(const std::vector<double>& sorted, double p);
 
 }  // namespace twinbench::html::svg_detail

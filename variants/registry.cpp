@@ -11,13 +11,22 @@
 
 namespace twinbench {
 
+// The implementations, one line each: X(name) registers make_<name>_variant,
+// defined in variants/<name>_variant.cpp.
+#define TWINBENCH_VARIANTS(X) \
+  X(functional)               \
+  X(module)
+
+#define TWINBENCH_DECLARE_FACTORY(name) std::unique_ptr<Variant> make_##name##_variant(const VariantOptions& options);
+TWINBENCH_VARIANTS(TWINBENCH_DECLARE_FACTORY)
+#undef TWINBENCH_DECLARE_FACTORY
+
 namespace {
 using Factory = std::unique_ptr<Variant> (*)(const VariantOptions&);
 const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> table = {
-      {"functional", &make_functional_variant},
-      {"module", &make_module_variant},
-  };
+#define TWINBENCH_ENTRY(name) {#name, &make_##name##_variant},
+  static const std::vector<std::pair<std::string, Factory>> table = {TWINBENCH_VARIANTS(TWINBENCH_ENTRY)};
+#undef TWINBENCH_ENTRY
   return table;
 }
 }  // namespace

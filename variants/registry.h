@@ -1,5 +1,7 @@
-// The string-keyed registry of implementations. Adding one is a new folder plus one
-// line in registry.cpp.
+// The string-keyed registry of implementations. Adding one (docs/architecture.md):
+// its model in a new folder models/<name>/, its adapter variants/<name>_variant.cpp
+// defining make_<name>_variant, and one line in registry.cpp's list — CMake picks
+// up both new files by themselves.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +33,5 @@ std::unique_ptr<Variant> make_variant(const std::string& name, const VariantOpti
 
 // Seed of the dropout stream, derived from the run seed (same for every variant).
 uint64_t dropout_seed(uint64_t seed);
-
-// Factories, one per implementation folder.
-std::unique_ptr<Variant> make_functional_variant(const VariantOptions& options);
-std::unique_ptr<Variant> make_module_variant(const VariantOptions& options);
 
 }  // namespace twinbench

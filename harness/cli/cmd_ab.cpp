@@ -5,9 +5,9 @@
 
 #include <iostream>
 
-#include "harness/ab/error.h"
-#include "harness/ab/report.h"
-#include "harness/ab/session.h"
+#include "harness/cli/ab/error.h"
+#include "harness/cli/ab/report.h"
+#include "harness/cli/ab/session.h"
 #include "harness/cli/common.h"
 
 namespace twinbench::cli {
@@ -52,7 +52,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
         std::cout << ab::format_table(result);
       }
       const bool regressed =
-          result.worst == stats::Verdict::kRegressed || result.worst == stats::Verdict::kNewFailure;
+          result.worst == compare::Verdict::kRegressed || result.worst == compare::Verdict::kNewFailure;
       exit_code = o->fail_on_regression && regressed ? kExitFailure : kExitOk;
     } catch (const ab::AbError& e) {
       std::cerr << "twinbench ab: error: " << e.what() << "\n";

@@ -75,7 +75,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
     if (!o->group.empty()) filter.group_id = o->group;
     if (!o->case_name.empty()) filter.case_name = o->case_name;
     if (!o->variant.empty()) filter.variant = o->variant;
-    if (!o->status.empty()) filter.status = store::status_from_string(o->status);
+    if (!o->status.empty()) filter.status = status_from_string(o->status);
     const auto format = o->format == "json" ? store::ExportFormat::kJson : store::ExportFormat::kCsv;
     const std::string text = store::export_runs(db, filter, format, o->steps);
     if (o->out.empty()) {

@@ -4,10 +4,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "harness/batches.h"
+#include "harness/run/batches.h"
 #include "harness/cli/common.h"
-#include "harness/token_shard.h"
-#include "models/safetensors.h"
+#include "harness/run/token_shard.h"
+#include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
 namespace twinbench::cli {

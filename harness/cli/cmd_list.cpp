@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "harness/cli/common.h"
-#include "harness/plan.h"
+#include "harness/run/plan.h"
 #include "variants/registry.h"
 
 namespace twinbench::cli {
@@ -17,7 +17,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->callback([keys, &exit_code] {
     std::cout << fmt::format("cases ({}):\n", cases_dir());
     for (const auto& f : list_case_files()) {
-      const auto c = load_config(f, {});
+      const auto c = load_case(f, {});
       std::cout << fmt::format("  {:<12} preset {:<6} {}\n", std::filesystem::path(f).stem().string(),
                                c.model.preset, c.description);
     }

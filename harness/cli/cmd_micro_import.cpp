@@ -8,9 +8,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/build_info.h"
+#include "harness/base/build_info.h"
 #include "harness/cli/common.h"
-#include "harness/store/micro_import.h"
+#include "harness/ingest/micro_import.h"
 #include "harness/store/store.h"
 #include "variants/registry.h"
 
@@ -22,7 +22,7 @@ std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!in) throw store::MicroImportError(fmt::format("{}: cannot read the file", path));
+  if (!in) throw ingest::MicroImportError(fmt::format("{}: cannot read the file", path));
   return ss.str();
 }
 
@@ -53,7 +53,7 @@ void add_import_micro_command(CLI::App& db, int& exit_code) {
                   "commit label (default: $TWINBENCH_COMMIT, else the JSON's twinbench context, else this build)");
   cmd->add_option("--group", o->group, "run group of the imported runs (default: derived from each file and labels)");
   cmd->callback([o, &exit_code] {
-    store::MicroImportOptions options;
+    ingest::MicroImportOptions options;
     options.branch = label(o->branch, "TWINBENCH_BRANCH");
     options.commit = label(o->commit, "TWINBENCH_COMMIT");
     options.fallback_commit = build_info().git_commit;
@@ -62,11 +62,11 @@ void add_import_micro_command(CLI::App& db, int& exit_code) {
     options.variants = variant_names();
     options.group = o->group;
     // Every file is parsed before anything is written: a bad file imports nothing.
-    std::vector<std::vector<store::MicroRun>> parsed;
-    for (const auto& file : o->files) parsed.push_back(store::parse_micro_json(read_text(file), file, options));
+    std::vector<std::vector<ingest::MicroRun>> parsed;
+    for (const auto& file : o->files) parsed.push_back(ingest::parse_micro_json(read_text(file), file, options));
     store::Store db(o->db);
     for (size_t i = 0; i < parsed.size(); ++i) {
-      const auto stats = store::store_micro_runs(db, parsed[i]);
+      const auto stats = ingest::store_micro_runs(db, parsed[i]);
       std::cerr << fmt::format("{}: {} runs added, {} already present, {} steps (group {})\n", o->files[i],
                                stats.runs_added, stats.runs_present, stats.steps_added, stats.group_id);
       if (!stats.group_id.empty()) std::cout << stats.group_id << "\n";  // for `report pair --group`

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/common.h"
-#include "harness/plan.h"
+#include "harness/run/plan.h"
 
 namespace twinbench::cli {
 
@@ -28,7 +28,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->callback([opts, &exit_code] {
     std::vector<RunConfig> configs;
     if (opts->all) {
-      for (const auto& file : list_case_files()) configs.push_back(load_config(file, opts->selection.overrides));
+      for (const auto& file : list_case_files()) configs.push_back(load_case(file, opts->selection.overrides));
     } else {
       configs.push_back(resolve(opts->selection));
     }

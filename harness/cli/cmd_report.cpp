@@ -55,7 +55,7 @@ store::Store open_existing(const std::string& path) {
 }
 
 // Renders the index of `dir` from the whole store (after any report was written).
-void refresh_index(const std::string& dir, const std::vector<reports::RunView>& all, const reports::PairReport* pair) {
+void refresh_index(const std::string& dir, const std::vector<compare::RunView>& all, const reports::PairReport* pair) {
   reports::write_report_file(dir, "index.html", reports::index_html(all, pair, reports::report_files(dir)));
 }
 
@@ -89,7 +89,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     store::RunFilter f;
     f.group_id = group;
     const auto started = std::chrono::steady_clock::now();
-    auto report = reports::build_pair_report(reports::load_runs(db, f), group, p->a, p->b, compare_options(p->r));
+    auto report = reports::build_pair_report(compare::load_runs(db, f), group, p->a, p->b, compare_options(p->r));
     if (p->r.format == "markdown") {
       std::cout << reports::pair_markdown(report);
     } else if (p->r.format == "json") {
@@ -98,7 +98,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       for (size_t i = 0; i < report.cases.size(); ++i)
         reports::write_report_file(p->r.out, reports::pair_page_name(report.cases[i].case_name),
                                    reports::pair_case_html(report, i));
-      refresh_index(p->r.out, reports::load_runs(db), &report);
+      refresh_index(p->r.out, compare::load_runs(db), &report);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << fmt::format("pair report: {} cases rendered in {:.3f} s\n", report.cases.size(), seconds);
       std::cout << (std::filesystem::path(p->r.out) / "index.html").string() << "\n";
@@ -118,7 +118,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
   branch->callback([b, &exit_code] {
     const auto db = open_existing(b->r.db);
-    const auto all = reports::load_runs(db);
+    const auto all = compare::load_runs(db);
     const auto report = reports::build_branch_report(all, b->baseline, b->candidate, split_commas(b->variants),
                                                      compare_options(b->r));
     if (b->r.format == "markdown") {
@@ -147,7 +147,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
   nightly->callback([n, &exit_code] {
     const auto db = open_existing(n->r.db);
-    const auto all = reports::load_runs(db);
+    const auto all = compare::load_runs(db);
     auto options = n->n;
     options.alpha = n->r.alpha;
     const auto report = reports::build_nightly_report(all, options);
@@ -171,7 +171,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   index->add_option("--out", io->out, "output folder");
   index->callback([io, &exit_code] {
     const auto db = open_existing(io->db);
-    refresh_index(io->out, reports::load_runs(db), nullptr);
+    refresh_index(io->out, compare::load_runs(db), nullptr);
     std::cout << (std::filesystem::path(io->out) / "index.html").string() << "\n";
     exit_code = kExitOk;
   });
@@ -196,7 +196,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
   cmd->callback([o, &exit_code] {
     const auto db = open_existing(o->r.db);
-    const auto report = reports::build_branch_report(reports::load_runs(db), o->baseline, o->candidate,
+    const auto report = reports::build_branch_report(compare::load_runs(db), o->baseline, o->candidate,
                                                      split_commas(o->variants), compare_options(o->r));
     std::cout << (o->r.format == "json" ? reports::branch_json(report) + "\n" : reports::branch_markdown(report));
     if (report.regressions > 0)

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "harness/cli/common.h"
-#include "harness/dist/world.h"
-#include "harness/interrupt.h"
-#include "harness/runner.h"
+#include "harness/run/dist/world.h"
+#include "harness/base/interrupt.h"
+#include "harness/run/runner.h"
 #include "harness/store/store.h"
 #include "reports/console_table.h"
 #include "variants/registry.h"
@@ -89,25 +89,13 @@ nlohmann::ordered_json run_json(const RunOutcome& r) {
   j["case"] = r.case_name;
   j["variant"] = r.variant;
   j["repeat"] = r.repeat;
-  j["status"] = r.status;
+  j["status"] = std::string(to_string(r.status));
   j["reason"] = r.reason;
-  const RunMetrics m = r.metrics.value_or(RunMetrics{});
-  const bool has = r.metrics.has_value();
-  j["params"] = has ? nlohmann::json(m.params) : nlohmann::json(nullptr);
-  j["final_loss"] = has ? nlohmann::json(m.final_loss) : nlohmann::json(nullptr);
-  j["eval_loss"] = opt(m.eval_loss);
-  j["tflops_per_s_per_device"] = opt(m.tflops_per_s_per_device);
-  j["tokens_per_s_per_device"] = opt(m.tokens_per_s_per_device);
-  const bool steady = has && m.step_time.count > 0;
-  j["step_time_mean_s"] = steady ? nlohmann::json(m.step_time.mean) : nlohmann::json(nullptr);
-  j["step_time_median_s"] = steady ? nlohmann::json(m.step_time.median) : nlohmann::json(nullptr);
-  j["peak_memory_bytes"] = opt(m.peak_memory_bytes);
-  j["memory_pct"] = opt(m.memory_pct);
-  j["mfu"] = opt(m.mfu);
-  if (m.tokens_per_s) {  // data parallel
-    j["tokens_per_s"] = *m.tokens_per_s;
-    j["tflops_per_s"] = opt(m.tflops_per_s);
-    j["comm_share"] = opt(m.comm_share);
+  // The catalogue's JSON keys; data-parallel figures only where the run has them.
+  for (const metrics::Metric& metric : metrics::shown_in(metrics::kJson)) {
+    const auto value = r.metrics ? metric.get(*r.metrics) : std::nullopt;
+    if (!value && metric.shown(metrics::kWhenPresent)) continue;
+    j[metric.name] = opt(value);
   }
   for (const auto& [name, value] : r.extra_metrics) j[name] = opt(value);
   return j;
@@ -127,7 +115,7 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
       if (runs.empty()) continue;
       std::vector<const RunOutcome*> measured;
       for (const auto* r : runs)
-        if (r->metrics && r->status == "completed") measured.push_back(r);
+        if (r->metrics && r->status == RunStatus::completed) measured.push_back(r);
       const RunOutcome* pick = runs.front();
       if (!measured.empty()) {
         std::sort(measured.begin(), measured.end(), [](const RunOutcome* a, const RunOutcome* b) {
@@ -135,7 +123,7 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
         });
         pick = measured[measured.size() / 2];
       }
-      columns.push_back({v, pick->status, pick->reason, pick->metrics});
+      columns.push_back({v, std::string(to_string(pick->status)), pick->reason, pick->metrics});
     }
     const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
                                          [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
@@ -201,9 +189,9 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   }
   std::vector<std::string> bad;
   for (const auto& r : outcomes)
-    if (r.status == "failed" || r.status == "diverged")
+    if (r.status == RunStatus::failed || r.status == RunStatus::diverged)
       bad.push_back(fmt::format("{} ({} / {}: {}: {})", r.run_id.empty() ? "-" : r.run_id, r.case_name, r.variant,
-                                r.status, r.reason));
+                                to_string(r.status), r.reason));
   for (const auto& b : bad) std::cerr << "twinbench: not completed: " << b << "\n";
   if (stop_requested()) {
     std::cerr << "twinbench: interrupted by signal " << stop_signal() << "\n";
@@ -229,7 +217,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     const auto overrides = overrides_of(o->exec);
     if (!o->preset.empty()) configs.push_back(preset_run_config(o->preset, overrides));
     for (const auto& name : split_commas(o->cases))
-      configs.push_back(load_config(find_case_file(name), overrides, o->exec.reduced));
+      configs.push_back(load_case(find_case_file(name), overrides, o->exec.reduced));
     if (configs.empty())
       throw ConfigError("command line", "--case/--preset", "give --case NAME[,NAME...] or --preset P");
     exit_code = execute(configs, o->exec);
@@ -250,7 +238,7 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
     for (const auto& file : list_case_files()) {
       const auto name = std::filesystem::path(file).stem().string();
       if (fnmatch(o->glob.c_str(), name.c_str(), 0) == 0)
-        configs.push_back(load_config(file, overrides_of(o->exec), o->exec.reduced));
+        configs.push_back(load_case(file, overrides_of(o->exec), o->exec.reduced));
     }
     if (configs.empty())
       throw ConfigError("command line", "--cases", fmt::format("'{}' matches no case in {}", o->glob, cases_dir()));

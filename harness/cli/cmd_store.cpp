@@ -5,9 +5,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "harness/calibrate.h"
+#include "harness/run/calibrate.h"
 #include "harness/cli/common.h"
-#include "harness/provenance.h"
+#include "harness/base/provenance.h"
 #include "harness/store/store.h"
 
 namespace twinbench::cli {
@@ -36,7 +36,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     if (!o->group.empty()) filter.group_id = o->group;
     if (!o->case_name.empty()) filter.case_name = o->case_name;
     if (!o->variant.empty()) filter.variant = o->variant;
-    if (!o->status.empty()) filter.status = store::status_from_string(o->status);
+    if (!o->status.empty()) filter.status = status_from_string(o->status);
     if (o->limit > 0) filter.limit = o->limit;
     const auto runs = db.runs(filter);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -53,7 +53,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         j["case"] = r.case_name;
         j["variant"] = r.variant;
         j["repeat"] = r.repeat_index;
-        j["status"] = std::string(store::to_string(r.status));
+        j["status"] = std::string(to_string(r.status));
         j["reason"] = r.reason;
         j["started_at"] = r.started_at;
         j["git_commit"] = r.git_commit;
@@ -64,7 +64,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         list.push_back(j);
       } else {
         std::cout << fmt::format("{}  {:<20} {:<10} {:<11} {}  {}\n", r.run_id, r.case_name, r.variant,
-                                 store::to_string(r.status), r.started_at, r.reason);
+                                 to_string(r.status), r.started_at, r.reason);
       }
     }
     if (o->json) std::cout << list.dump(2) << "\n";

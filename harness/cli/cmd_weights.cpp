@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "harness/cli/common.h"
-#include "harness/plan.h"
-#include "models/safetensors.h"
+#include "harness/run/plan.h"
+#include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
 namespace twinbench::cli {

@@ -1,6 +1,8 @@
 // Shared CLI pieces (see common.h).
 #include "harness/cli/common.h"
 
+#include "harness/metrics/catalogue.h"
+
 namespace twinbench::cli {
 
 void add_model_selection(CLI::App* cmd, ModelSelection& s) {
@@ -13,7 +15,13 @@ RunConfig resolve(const ModelSelection& s) {
   if (s.case_name.empty() == s.preset.empty())
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
   if (!s.preset.empty()) return preset_run_config(s.preset, s.overrides);
-  return load_config(find_case_file(s.case_name), s.overrides);
+  return load_case(find_case_file(s.case_name), s.overrides);
+}
+
+RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced) {
+  RunConfig config = load_config(file, overrides, reduced);
+  metrics::check_thresholds(config);
+  return config;
 }
 
 }  // namespace twinbench::cli

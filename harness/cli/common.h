@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
+#include "harness/base/config.h"
 
 namespace twinbench::cli {
 
@@ -30,6 +30,8 @@ struct ModelSelection {
 void add_model_selection(CLI::App* cmd, ModelSelection& selection);
 // Exactly one of --case / --preset; throws ConfigError otherwise.
 RunConfig resolve(const ModelSelection& selection);
+// A case file with overrides, its [thresholds] checked against the metric catalogue.
+RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced = false);
 
 // Every subcommand registers itself here; `exit_code` receives its result.
 void add_plan_command(CLI::App& app, int& exit_code);

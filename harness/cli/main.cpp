@@ -7,14 +7,14 @@
 #include <thread>
 
 #include "harness/cli/common.h"
-#include "harness/dist/launcher.h"
-#include "harness/dist/world.h"
-#include "harness/memory.h"
-#include "harness/process_env.h"
+#include "harness/run/dist/launcher.h"
+#include "harness/run/dist/world.h"
+#include "harness/run/memory.h"
+#include "harness/base/process_env.h"
 #include "harness/store/store.h"
-#include "harness/threads.h"
-#include "harness/token_shard.h"
-#include "models/safetensors.h"
+#include "harness/base/threads.h"
+#include "harness/run/token_shard.h"
+#include "models/weights/safetensors.h"
 #include "models/torch_compat.h"
 #include "variants/registry.h"
 

@@ -10,17 +10,12 @@
 #include <fmt/format.h>
 
 #include "harness/stats/mann_whitney.h"
+#include "harness/stats/summary.h"
 
 namespace twinbench::stats {
 namespace {
 
 constexpr size_t kMinSegment = 3;
-
-double median(std::vector<double> v) {
-  const size_t n = v.size();
-  std::sort(v.begin(), v.end());
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::vector<double> slice(const std::vector<double>& v, size_t begin, size_t end) {
   return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(end));
@@ -67,7 +62,7 @@ std::string to_string(PointFlag f) {
   return "unknown";
 }
 
-TrendResult analyze_trend(const std::vector<double>& values, const MetricSpec& spec, size_t window, double alpha) {
+TrendResult analyze_trend(const std::vector<double>& values, const metrics::Metric& spec, size_t window, double alpha) {
   if (window == 0) throw std::invalid_argument("analyze_trend: window must be at least 1");
   for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) {
@@ -85,9 +80,9 @@ TrendResult analyze_trend(const std::vector<double>& values, const MetricSpec& s
   for (size_t i = 1; i < n; ++i) {
     const double base = median(slice(values, i > window ? i - window : 0, i));
     r.baseline[i] = base;
-    if (!beyond_threshold(spec, base, values[i])) continue;
+    if (!metrics::beyond_threshold(spec, base, values[i])) continue;
     const bool higher = values[i] > base;
-    const bool better = higher == (spec.direction == Direction::kHigherIsBetter);
+    const bool better = higher == (spec.direction == metrics::Direction::kHigherIsBetter);
     sides[i] = better ? Position::kGood : Position::kBad;
   }
   flag_runs(sides, Position::kBad, PointFlag::kRegression, PointFlag::kSuspicious, r.flags);
@@ -100,7 +95,7 @@ TrendResult analyze_trend(const std::vector<double>& values, const MetricSpec& s
     const std::vector<double> before = slice(values, k > window ? k - window : 0, k);
     const std::vector<double> after = slice(values, k, std::min(n, k + window));
     const double m_before = median(before), m_after = median(after);
-    if (!beyond_threshold(spec, m_before, m_after)) continue;
+    if (!metrics::beyond_threshold(spec, m_before, m_after)) continue;
     const auto test = mann_whitney_u(before, after);
     if (!test || !(test->p_value < alpha)) continue;
     const double shift = std::abs(m_after - m_before) / (m_before != 0 ? std::abs(m_before) : 1.0);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/stats/verdict.h"
+#include "harness/metrics/catalogue.h"
 
 namespace twinbench::stats {
 
@@ -32,7 +32,7 @@ struct TrendResult {
 // the threshold and the Mann-Whitney test between those two segments gives
 // p < alpha (segments of at least 3 points each); among adjacent candidate
 // indices only the strongest (smallest p, then largest median shift) is kept.
-TrendResult analyze_trend(const std::vector<double>& values, const MetricSpec& spec, size_t window = 7,
+TrendResult analyze_trend(const std::vector<double>& values, const metrics::Metric& spec, size_t window = 7,
                           double alpha = 0.05);
 
 }  // namespace twinbench::stats

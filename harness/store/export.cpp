@@ -91,11 +91,11 @@ Json step_object(const StepRecord& s) {
   Json j = Json::object();
   j["step"] = s.step;
   j["loss"] = s.loss;  // NaN is written as null
-  j["step_time_s"] = s.step_time_s;
+  j["step_time_s"] = s.seconds;
   j["tokens"] = s.tokens;
-  j["is_warmup"] = s.is_warmup;
-  j["is_eval"] = s.is_eval;
-  j["is_checkpoint"] = s.is_checkpoint;
+  j["is_warmup"] = s.warmup;
+  j["is_eval"] = s.eval;
+  j["is_checkpoint"] = s.checkpoint;
   j["eval_loss"] = s.eval_loss ? Json(*s.eval_loss) : Json(nullptr);
   return j;
 }

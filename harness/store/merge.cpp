@@ -11,11 +11,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "harness/base/temp_dir.h"
 #include "harness/store/schema.h"
 #include "harness/store/sqlite.h"
 #include "harness/store/store.h"
@@ -174,28 +176,6 @@ int check_source(const std::string& path, const std::string& destination) {
   return source_schema_version(Source{path, db.get()}, "check source");
 }
 
-// A private temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "twinbench-merge-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw StoreError(fmt::format("{}: create temporary directory: {}", pattern,
-                                   std::strerror(errno)));
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 // Copies an older source into `copy_path` with SQLite's online backup (one
 // consistent snapshot, read-only on the source) and migrates the copy.
 void migrate_copy(const Source& source, const std::string& copy_path) {
@@ -321,7 +301,13 @@ MergeStats merge_databases(const std::vector<std::string>& sources,
       continue;
     }
     // Older: migrate a private copy; the source itself is only read.
-    TempDir temp;
+    std::optional<TempDir> temp_dir;
+    try {
+      temp_dir.emplace("twinbench-merge");
+    } catch (const std::runtime_error& e) {
+      throw StoreError(e.what());
+    }
+    const TempDir& temp = *temp_dir;
     const std::string copy_path = (temp.path() / "migrated.db").string();
     {
       Connection db = open_read_only(path);

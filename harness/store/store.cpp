@@ -28,15 +28,6 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 10'000;
 
-constexpr std::array<std::pair<Status, std::string_view>, 6> kStatusNames = {{
-    {Status::running, "running"},
-    {Status::completed, "completed"},
-    {Status::failed, "failed"},
-    {Status::diverged, "diverged"},
-    {Status::skipped, "skipped"},
-    {Status::interrupted, "interrupted"},
-}};
-
 // The columns read_run() expects, in its order.
 constexpr std::string_view kSelectRuns =
     "SELECT run_id, group_id, case_name, variant, repeat_index, status, reason,"
@@ -82,21 +73,6 @@ bool process_is_gone(int64_t pid) {
 }  // namespace
 
 // ---- free functions -----------------------------------------------------------
-
-std::string_view to_string(Status status) {
-  for (const auto& [value, name] : kStatusNames)
-    if (value == status) return name;
-  throw StoreError(fmt::format("unknown run status {}", static_cast<int>(status)));
-}
-
-Status status_from_string(std::string_view text) {
-  for (const auto& [value, name] : kStatusNames)
-    if (name == text) return value;
-  throw StoreError(fmt::format(
-      "unknown run status '{}' (known: running, completed, failed, diverged, "
-      "skipped, interrupted)",
-      text));
-}
 
 std::string new_uuid() {
   std::random_device device;  // the OS entropy source: distinct across fork()
@@ -145,12 +121,12 @@ struct Store::Impl {
 
   // The cached statement for `sql`, labelled `doing` for its errors.
   sqlite::Query query(std::string_view sql, std::string_view doing);
-  std::string_view status_name(Status status, std::string_view doing) const;
+  std::string_view status_name(RunStatus status, std::string_view doing) const;
   // Throws unless the run exists and is running (finished runs never change).
   void require_running(const std::string& run_id, std::string_view doing);
   void require_json_object(const std::string& text, std::string_view field,
                            std::string_view doing) const;
-  std::string insert_run(const RunRecord& run, Status status, const std::string& reason,
+  std::string insert_run(const RunRecord& run, RunStatus status, const std::string& reason,
                          const std::optional<std::string>& finished_at,
                          std::string_view doing);
   RunRecord read_run(const sqlite::Statement& row) const;
@@ -175,10 +151,10 @@ sqlite::Query Store::Impl::query(std::string_view sql, std::string_view doing) {
   return sqlite::Query(&it->second);
 }
 
-std::string_view Store::Impl::status_name(Status status, std::string_view doing) const {
-  for (const auto& [value, name] : kStatusNames)
-    if (value == status) return name;
-  db.fail(doing, fmt::format("unknown run status {}", static_cast<int>(status)));
+std::string_view Store::Impl::status_name(RunStatus status, std::string_view doing) const {
+  const std::string_view name = to_string(status);
+  if (name == "unknown") db.fail(doing, fmt::format("unknown run status {}", static_cast<int>(status)));
+  return name;
 }
 
 void Store::Impl::require_running(const std::string& run_id, std::string_view doing) {
@@ -199,7 +175,7 @@ void Store::Impl::require_json_object(const std::string& text, std::string_view 
     db.fail(doing, fmt::format("{} is not a JSON object", field));
 }
 
-std::string Store::Impl::insert_run(const RunRecord& run, Status status,
+std::string Store::Impl::insert_run(const RunRecord& run, RunStatus status,
                                     const std::string& reason,
                                     const std::optional<std::string>& finished_at,
                                     std::string_view doing) {
@@ -248,7 +224,7 @@ RunRecord Store::Impl::read_run(const sqlite::Statement& row) const {
   run.repeat_index = static_cast<int>(row.int64(4));
   try {
     run.status = status_from_string(row.text(5));
-  } catch (const StoreError& e) {
+  } catch (const std::invalid_argument& e) {
     db.fail(fmt::format("read run {}", run.run_id), e.what());
   }
   run.reason = row.text(6);
@@ -279,39 +255,38 @@ int Store::code_schema_version() { return latest_schema_version(); }
 int Store::file_schema_version() const { return read_schema_version(impl_->db); }
 
 std::string Store::begin_run(const RunRecord& run) {
-  return impl_->insert_run(run, Status::running, "", std::nullopt, "begin run");
+  return impl_->insert_run(run, RunStatus::running, "", std::nullopt, "begin run");
 }
 
 std::string Store::record_skipped(const RunRecord& run, const std::string& reason) {
   const std::string now = now_utc();
   RunRecord skipped = run;
   if (skipped.started_at.empty()) skipped.started_at = now;
-  return impl_->insert_run(skipped, Status::skipped, reason, now, "record skipped run");
+  return impl_->insert_run(skipped, RunStatus::skipped, reason, now, "record skipped run");
 }
 
-void Store::append_steps(const std::vector<StepRecord>& steps) {
+void Store::append_steps(const std::string& run_id, const std::vector<StepRecord>& steps) {
   if (steps.empty()) return;
   Impl& self = *impl_;
   const std::string doing = fmt::format("append {} steps", steps.size());
   sqlite::Transaction tx(self.db, doing);
-  std::set<std::string_view> checked;
+  self.require_running(run_id, doing);
   auto q = self.query(kInsertStep, doing);
   for (const StepRecord& s : steps) {
-    if (checked.insert(s.run_id).second) self.require_running(s.run_id, doing);
-    q->bind(1, s.run_id);
+    q->bind(1, run_id);
     q->bind(2, s.step);
     q->bind(3, s.loss);
-    q->bind(4, s.step_time_s);
+    q->bind(4, s.seconds);
     q->bind(5, s.tokens);
-    q->bind(6, s.is_warmup ? 1 : 0);
-    q->bind(7, s.is_eval ? 1 : 0);
-    q->bind(8, s.is_checkpoint ? 1 : 0);
+    q->bind(6, s.warmup ? 1 : 0);
+    q->bind(7, s.eval ? 1 : 0);
+    q->bind(8, s.checkpoint ? 1 : 0);
     q->bind(9, s.eval_loss);
     try {
       q->run();
     } catch (const StoreError& e) {
       throw StoreError(fmt::format("{} (step {} of run {}; none of the batch was stored)",
-                                   e.what(), s.step, s.run_id),
+                                   e.what(), s.step, run_id),
                        e.sqlite_code());
     }
     q->reset();
@@ -319,12 +294,12 @@ void Store::append_steps(const std::vector<StepRecord>& steps) {
   tx.commit();
 }
 
-void Store::finish_run(const std::string& run_id, Status status, const std::string& reason,
+void Store::finish_run(const std::string& run_id, RunStatus status, const std::string& reason,
                        const MetricList& metrics) {
   Impl& self = *impl_;
   const std::string doing = fmt::format("finish run {}", run_id);
   const std::string_view name = self.status_name(status, doing);
-  if (status == Status::running) self.db.fail(doing, "a run cannot be finished as running");
+  if (status == RunStatus::running) self.db.fail(doing, "a run cannot be finished as running");
   for (const auto& metric : metrics)
     if (metric.first.empty()) self.db.fail(doing, "a metric has an empty name");
 
@@ -405,14 +380,13 @@ std::vector<StepRecord> Store::steps(const std::string& run_id) const {
   std::vector<StepRecord> out;
   while (q->step()) {
     StepRecord& s = out.emplace_back();
-    s.run_id = run_id;
     s.step = q->int64(0);
     s.loss = q->real(1);
-    s.step_time_s = q->real(2);
+    s.seconds = q->real(2);
     s.tokens = q->int64(3);
-    s.is_warmup = q->int64(4) != 0;
-    s.is_eval = q->int64(5) != 0;
-    s.is_checkpoint = q->int64(6) != 0;
+    s.warmup = q->int64(4) != 0;
+    s.eval = q->int64(5) != 0;
+    s.checkpoint = q->int64(6) != 0;
     s.eval_loss = q->optional_real(7);
   }
   return out;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/base/records.h"
+
 namespace twinbench::store {
 
 // Every failure of the store. The message names the database file (where one
@@ -30,13 +32,6 @@ class StoreError : public std::runtime_error {
   int sqlite_code_;
 };
 
-// A run's life: `running` until finished with one of the other statuses.
-enum class Status { running, completed, failed, diverged, skipped, interrupted };
-
-// "running", "completed", ...; both throw StoreError on an unknown value.
-std::string_view to_string(Status status);
-Status status_from_string(std::string_view text);
-
 // One row of `runs`. begin_run() ignores status, reason and finished_at.
 struct RunRecord {
   std::string run_id;   // empty: begin_run() generates a uuid v4
@@ -44,7 +39,7 @@ struct RunRecord {
   std::string case_name;
   std::string variant;
   int repeat_index = 0;
-  Status status = Status::running;
+  RunStatus status = RunStatus::running;
   std::string reason;                      // why failed/diverged/skipped/...
   std::string started_at;                  // ISO-8601 UTC; empty: now
   std::optional<std::string> finished_at;  // nullopt while running
@@ -59,19 +54,6 @@ struct RunRecord {
   int world_size = 1;
 };
 
-// One optimizer step of a run (one row of `steps`).
-struct StepRecord {
-  std::string run_id;
-  int64_t step = 0;
-  double loss = 0;  // NaN (a diverged run) is stored as NULL and read as NaN
-  double step_time_s = 0;
-  int64_t tokens = 0;  // tokens processed by this step (per device)
-  bool is_warmup = false;
-  bool is_eval = false;        // the step also ran a held-out evaluation
-  bool is_checkpoint = false;  // the step also wrote a checkpoint
-  std::optional<double> eval_loss;
-};
-
 // A metric value; nullopt (NULL) means "not available", e.g. MFU without a
 // calibration. A NaN value is stored as NULL too.
 using MetricValue = std::optional<double>;
@@ -83,7 +65,7 @@ struct RunFilter {
   std::optional<std::string> group_id;
   std::optional<std::string> case_name;
   std::optional<std::string> variant;
-  std::optional<Status> status;
+  std::optional<RunStatus> status;
   std::optional<int64_t> limit;
 };
 
@@ -117,12 +99,12 @@ class Store {
 
   // Inserts the run as `running` and returns its run_id.
   std::string begin_run(const RunRecord& run);
-  // Inserts all steps in one transaction: all are stored or none. Each step's
-  // run must exist and still be running.
-  void append_steps(const std::vector<StepRecord>& steps);
+  // Inserts the steps of one run in one transaction: all are stored or none.
+  // The run must exist and still be running.
+  void append_steps(const std::string& run_id, const std::vector<StepRecord>& steps);
   // Finishes a `running` run: sets status, reason and finished_at and upserts
   // the metrics, in one transaction. `status` must not be running.
-  void finish_run(const std::string& run_id, Status status, const std::string& reason,
+  void finish_run(const std::string& run_id, RunStatus status, const std::string& reason,
                   const MetricList& metrics = {});
   // Stores a run that was not attempted (insert + finish as skipped).
   std::string record_skipped(const RunRecord& run, const std::string& reason);

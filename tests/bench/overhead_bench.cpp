@@ -7,11 +7,11 @@
 #include <chrono>
 #include <filesystem>
 
-#include "harness/batches.h"
-#include "harness/progress.h"
-#include "harness/runner.h"
+#include "harness/run/batches.h"
+#include "harness/run/progress.h"
+#include "harness/run/runner.h"
 #include "harness/store/store.h"
-#include "harness/trainer.h"
+#include "harness/run/trainer.h"
 #include "variants/registry.h"
 
 namespace twinbench {

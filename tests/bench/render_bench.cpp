@@ -28,7 +28,7 @@ std::vector<RunView> synthetic_runs(int cases, int repeats, int steps) {
         v.run.case_name = fmt::format("{:02d}_case", c);
         v.run.variant = variant;
         v.run.repeat_index = r;
-        v.run.status = store::Status::completed;
+        v.run.status = RunStatus::completed;
         v.run.git_commit = "0123456789abcdef";
         v.run.git_branch = "main";
         v.run.config_json = R"({"model.preset":"small","measure.parity_tolerance":1e-5})";

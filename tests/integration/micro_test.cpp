@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "harness/store/micro_import.h"
+#include "harness/ingest/micro_import.h"
 #include "harness/store/store.h"
 #include "integration/cli_harness.h"
 
@@ -20,6 +20,8 @@ using twinbench::testing::Result;
 using twinbench::testing::shell;
 using twinbench::testing::slurp;
 namespace store = twinbench::store;
+namespace ingest = twinbench::ingest;
+using twinbench::RunStatus;
 
 const twinbench::testing::CliHarness& harness() {
   static const twinbench::testing::CliHarness h("micro_test");
@@ -101,7 +103,7 @@ TEST_F(Micro, ImportStoresOneRunPerBenchmarkWithRepetitionsAsSteps) {
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto& run : runs) {
     keys.insert({run.case_name, run.variant});
-    EXPECT_EQ(run.status, store::Status::completed);
+    EXPECT_EQ(run.status, RunStatus::completed);
     EXPECT_EQ(run.git_branch, "main");
     EXPECT_EQ(run.git_commit, "abcdef12");
     EXPECT_NE(run.provenance_json.find("\"source\":\"google-benchmark\""), std::string::npos);
@@ -113,7 +115,7 @@ TEST_F(Micro, ImportStoresOneRunPerBenchmarkWithRepetitionsAsSteps) {
     EXPECT_EQ(*m.at("repetitions"), 3);
     EXPECT_NEAR(*m.at("real_time_ns"), *m.at("step_time_mean_s") * 1e9, 1e-6 * *m.at("real_time_ns"));
     double sum = 0;
-    for (const auto& st : steps) sum += st.step_time_s;
+    for (const auto& st : steps) sum += st.seconds;
     EXPECT_NEAR(*m.at("step_time_mean_s"), sum / 3, 1e-12);
   }
   EXPECT_TRUE(keys.count({"micro:forward/tiny", "functional"}));
@@ -222,10 +224,10 @@ TEST_F(Micro, MicroRunsAppearInPairAndBranchReports) {
 TEST(MicroImport, NamesSplitIntoCaseAndVariant) {
   const std::vector<std::string> variants = {"functional", "module"};
   using P = std::pair<std::string, std::string>;
-  EXPECT_EQ(store::micro_case_and_variant("forward/module/tiny/real_time", variants), P("micro:forward/tiny", "module"));
-  EXPECT_EQ(store::micro_case_and_variant("attention/shared/small", variants), P("micro:attention/small", "shared"));
-  EXPECT_EQ(store::micro_case_and_variant("BM_Foo/64/min_time:0.500/repeats:3", variants), P("micro:BM_Foo/64", "shared"));
-  EXPECT_EQ(store::micro_case_and_variant("BM_Bar/threads:2", variants), P("micro:BM_Bar/threads:2", "shared"));
+  EXPECT_EQ(ingest::micro_case_and_variant("forward/module/tiny/real_time", variants), P("micro:forward/tiny", "module"));
+  EXPECT_EQ(ingest::micro_case_and_variant("attention/shared/small", variants), P("micro:attention/small", "shared"));
+  EXPECT_EQ(ingest::micro_case_and_variant("BM_Foo/64/min_time:0.500/repeats:3", variants), P("micro:BM_Foo/64", "shared"));
+  EXPECT_EQ(ingest::micro_case_and_variant("BM_Bar/threads:2", variants), P("micro:BM_Bar/threads:2", "shared"));
 }
 
 TEST(MicroImport, AggregatesOnlyAndErrors) {
@@ -241,7 +243,7 @@ TEST(MicroImport, AggregatesOnlyAndErrors) {
       {"name": "BM_x_BigO", "run_name": "BM_x", "run_type": "aggregate", "aggregate_name": "BigO",
        "cpu_coefficient": 1.0, "real_coefficient": 1.0, "big_o": "N", "time_unit": "ns"}
     ]})";
-  const auto runs = store::parse_micro_json(text, "hand.json", {});
+  const auto runs = ingest::parse_micro_json(text, "hand.json", {});
   ASSERT_EQ(runs.size(), 2u);  // the complexity fit is not a measurement
   const auto& agg = runs[0];
   EXPECT_EQ(agg.run.case_name, "micro:f/tiny");
@@ -253,17 +255,17 @@ TEST(MicroImport, AggregatesOnlyAndErrors) {
   EXPECT_DOUBLE_EQ(m["step_time_mean_s"], 2e-3);
   EXPECT_DOUBLE_EQ(m["step_time_median_s"], 1e-3);
   const auto& failed = runs[1];
-  EXPECT_EQ(failed.run.status, store::Status::failed);
+  EXPECT_EQ(failed.run.status, RunStatus::failed);
   EXPECT_EQ(failed.run.reason, "out of memory");
   EXPECT_EQ(failed.run.variant, "module");
   EXPECT_TRUE(failed.metrics.empty());
   // Same file, same labels: same ids; other labels: other runs.
-  EXPECT_EQ(store::parse_micro_json(text, "hand.json", {})[0].run.run_id, agg.run.run_id);
-  store::MicroImportOptions feat;
+  EXPECT_EQ(ingest::parse_micro_json(text, "hand.json", {})[0].run.run_id, agg.run.run_id);
+  ingest::MicroImportOptions feat;
   feat.branch = "feat";
-  EXPECT_NE(store::parse_micro_json(text, "hand.json", feat)[0].run.run_id, agg.run.run_id);
-  EXPECT_THROW(store::parse_micro_json(R"({"benchmarks": [{"name": "x", "run_type": "odd"}]})", "odd.json", {}),
-               store::MicroImportError);
+  EXPECT_NE(ingest::parse_micro_json(text, "hand.json", feat)[0].run.run_id, agg.run.run_id);
+  EXPECT_THROW(ingest::parse_micro_json(R"({"benchmarks": [{"name": "x", "run_type": "odd"}]})", "odd.json", {}),
+               ingest::MicroImportError);
 }
 
 }  // namespace

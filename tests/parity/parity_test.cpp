@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "harness/batches.h"
-#include "harness/trainer.h"
-#include "models/safetensors.h"
+#include "harness/run/batches.h"
+#include "harness/run/trainer.h"
+#include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
 namespace twinbench {
@@ -97,7 +97,7 @@ TEST_F(Parity, TwentyAdamWStepsStayWithin1e5Relative) {
     auto v = make(name, c);
     auto data = make_batch_source(c, torch::kCPU);
     const auto result = train(*v, c, *data);
-    ASSERT_EQ(result.status, "completed");
+    ASSERT_EQ(result.status, RunStatus::completed);
     std::vector<double> losses;
     for (const auto& s : result.steps) losses.push_back(s.loss);
     curves.push_back(losses);
@@ -143,7 +143,7 @@ TEST_F(Parity, DropoutDrawsIdenticalMasksForTwentySteps) {
     auto v = make(name, cfg);
     auto data = make_batch_source(cfg, torch::kCPU);
     const auto result = train(*v, cfg, *data);
-    ASSERT_EQ(result.status, "completed");
+    ASSERT_EQ(result.status, RunStatus::completed);
     std::vector<double> losses;
     for (const auto& s : result.steps) losses.push_back(s.loss);
     curves.push_back(losses);
@@ -169,7 +169,7 @@ TEST_F(Parity, QuantizedTrainingAgreesAcrossImplementations) {
         auto v = make(name, c);
         auto data = make_batch_source(c, torch::kCPU);
         const auto result = train(*v, c, *data);
-        ASSERT_EQ(result.status, "completed") << mode;
+        ASSERT_EQ(result.status, RunStatus::completed) << mode;
         std::vector<double> losses;
         for (const auto& s : result.steps) losses.push_back(s.loss);
         curves.push_back(losses);

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/config.h"
-#include "harness/plan.h"
+#include "harness/base/config.h"
+#include "harness/run/plan.h"
 #include "models/cost.h"
 
 namespace twinbench {

@@ -13,10 +13,10 @@
 #include <iterator>
 #include <limits>
 
-#include "harness/batches.h"
-#include "harness/int8_export.h"
-#include "harness/trainer.h"
-#include "models/safetensors.h"
+#include "harness/run/batches.h"
+#include "models/weights/int8_export.h"
+#include "harness/run/trainer.h"
+#include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
 namespace twinbench {

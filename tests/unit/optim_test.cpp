@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "harness/optim/muon.h"
-#include "harness/optim/optimizer.h"
+#include "harness/run/optim/muon.h"
+#include "harness/run/optim/optimizer.h"
 #include "variants/registry.h"
 
 namespace twinbench {

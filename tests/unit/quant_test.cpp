@@ -233,48 +233,6 @@ TEST(Fp8Round, DenseSweepHitsEveryPositiveFiniteValue) {
   EXPECT_EQ(r5.max().item<float>(), 57344.0f);
 }
 
-TEST(Int8Rows, ErrorBoundedByHalfAScale) {
-  torch::manual_seed(11);
-  auto w = torch::randn({16, 64}) * torch::rand({16, 1}) * 3;
-  w[5].zero_();  // an all-zero row keeps scale 0 and stays zero
-  const auto r = q::quantize_rows_int8(w);
-  ASSERT_EQ(r.q.scalar_type(), torch::kChar);
-  ASSERT_EQ(r.q.sizes(), w.sizes());
-  ASSERT_EQ(r.scale.sizes(), torch::IntArrayRef({16}));
-  EXPECT_LE(r.q.abs().max().item<int>(), 127);
-  EXPECT_EQ(r.scale[5].item<float>(), 0.0f);
-  const auto err = (q::dequantize_rows_int8(r) - w).abs();
-  // Half a scale plus the fp32 rounding of w / s (a few ulps of the result).
-  EXPECT_TRUE((err <= r.scale.unsqueeze(1) * (0.5 + 1e-5)).all().item<bool>()) << "max err " << err.max();
-  // The row's largest element maps to +-127: the scale is amax / 127, not looser.
-  const auto row_max = r.q.to(torch::kInt).abs().amax(1);
-  for (int64_t i = 0; i < 16; ++i) {
-    if (i != 5) {
-      EXPECT_EQ(row_max[i].item<int>(), 127) << "row " << i;
-    }
-  }
-}
-
-TEST(Int8Rows, ExactForValuesOnTheGrid) {
-  // Rows k * s_r with integer k in [-127, 127] and each row containing +-127, so the row's
-  // amax / 127 is s_r exactly; s_r has few mantissa bits, so 127 * s_r and k * s_r are exact in fp32.
-  torch::manual_seed(5);
-  const std::vector<double> scales = {0.5, 3.0 / 1024, std::ldexp(77.0, -14), 12.0};
-  auto k = torch::randint(-127, 128, {4, 33}, torch::kFloat);
-  k.select(1, 0).copy_(torch::tensor({127.0f, -127.0f, 127.0f, -127.0f}));
-  auto s = torch::tensor(std::vector<float>(scales.begin(), scales.end()));
-  const auto w = k * s.unsqueeze(1);
-  const auto r = q::quantize_rows_int8(w);
-  EXPECT_TRUE(torch::equal(r.scale, s));
-  EXPECT_TRUE(torch::equal(r.q.to(torch::kFloat), k));
-  EXPECT_TRUE(torch::equal(q::dequantize_rows_int8(r), w));
-}
-
-TEST(Int8Rows, RejectsBadShapes) {
-  EXPECT_THROW(q::quantize_rows_int8(torch::ones({3})), std::invalid_argument);
-  EXPECT_THROW(q::dequantize_rows_int8({torch::zeros({2, 3}, torch::kChar), torch::ones({3})}), std::invalid_argument);
-}
-
 TEST(QuantizedMatmul, NoneIsThePlainMatmul) {
   torch::manual_seed(1);
   const auto x = torch::randn({2, 3, 8}), w = torch::randn({8, 5});

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/safetensors.h"
+#include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
 namespace twinbench {

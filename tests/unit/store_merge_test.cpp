@@ -74,7 +74,7 @@ struct RunSpec {
   std::string run_id;
   std::string case_name = "base";
   std::string variant = "functional";
-  Status status = Status::completed;  // running: left unfinished
+  RunStatus status = RunStatus::completed;  // running: left unfinished
   std::string reason;
   int steps = 3;
   MetricList metrics;
@@ -99,7 +99,7 @@ void add_run(Store& store, const RunSpec& spec) {
   run.git_branch = "feat/x";
   run.device_name = "cpu";
   run.world_size = 2;
-  if (spec.status == Status::skipped) {
+  if (spec.status == RunStatus::skipped) {
     store.record_skipped(run, spec.reason);
     return;
   }
@@ -107,20 +107,19 @@ void add_run(Store& store, const RunSpec& spec) {
   std::vector<StepRecord> steps;
   for (int i = 0; i < spec.steps; ++i) {
     StepRecord& s = steps.emplace_back();
-    s.run_id = spec.run_id;
     s.step = i;
-    s.loss = spec.status == Status::diverged && i == 1
+    s.loss = spec.status == RunStatus::diverged && i == 1
                  ? std::numeric_limits<double>::quiet_NaN()
                  : 5.0 / (i + 1) + 0.1;  // not exactly representable
-    s.step_time_s = 0.01 * (i + 1) + 1e-9;
+    s.seconds = 0.01 * (i + 1) + 1e-9;
     s.tokens = 256;
-    s.is_warmup = i == 0;
-    s.is_eval = i == spec.steps - 1;
-    s.is_checkpoint = i == 1;
-    if (s.is_eval) s.eval_loss = s.loss + 0.25;
+    s.warmup = i == 0;
+    s.eval = i == spec.steps - 1;
+    s.checkpoint = i == 1;
+    if (s.eval) s.eval_loss = s.loss + 0.25;
   }
-  store.append_steps(steps);
-  if (spec.status != Status::running) store.finish_run(spec.run_id, spec.status, spec.reason, spec.metrics);
+  store.append_steps(spec.run_id, steps);
+  if (spec.status != RunStatus::running) store.finish_run(spec.run_id, spec.status, spec.reason, spec.metrics);
 }
 
 Calibration calibration(const std::string& host, const std::string& measured_at, double peak) {
@@ -174,10 +173,10 @@ void expect_same_run(const Store& got_store, const Store& want_store, const std:
   for (size_t i = 0; i < got_steps.size(); ++i) {
     const StepRecord& a = got_steps[i];
     const StepRecord& b = want_steps[i];
-    EXPECT_TRUE(a.run_id == b.run_id && a.step == b.step && same_double(a.loss, b.loss) &&
-                a.step_time_s == b.step_time_s && a.tokens == b.tokens &&
-                a.is_warmup == b.is_warmup && a.is_eval == b.is_eval &&
-                a.is_checkpoint == b.is_checkpoint && a.eval_loss == b.eval_loss)
+    EXPECT_TRUE(a.step == b.step && same_double(a.loss, b.loss) &&
+                a.seconds == b.seconds && a.tokens == b.tokens &&
+                a.warmup == b.warmup && a.eval == b.eval &&
+                a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss)
         << "step " << b.step;
   }
   EXPECT_EQ(got_store.metrics(run_id), want_store.metrics(run_id));
@@ -262,17 +261,17 @@ class StoreMergeTest : public ::testing::Test {
   void make_sources() {
     {
       Store a(path("a.db"));
-      add_run(a, {"aa000001", "base", "functional", Status::completed, "", 4, sample_metrics(2.5)});
-      add_run(a, {"aa000002", "base", "module", Status::diverged, "loss became NaN at step 1", 3,
+      add_run(a, {"aa000001", "base", "functional", RunStatus::completed, "", 4, sample_metrics(2.5)});
+      add_run(a, {"aa000002", "base", "module", RunStatus::diverged, "loss became NaN at step 1", 3,
                   {{"final_loss", std::nullopt}}});
-      add_run(a, {"aa000003", "int8", "module", Status::skipped, "int8 not implemented", 0, {}});
+      add_run(a, {"aa000003", "int8", "module", RunStatus::skipped, "int8 not implemented", 0, {}});
       a.save_calibration(calibration("ci-host-aa", "2024-05-01T10:00:00.000Z", 0.18));
     }
     {
       Store b(path("b.db"));
-      add_run(b, {"bb000001", "dropout", "functional", Status::completed, "", 5,
+      add_run(b, {"bb000001", "dropout", "functional", RunStatus::completed, "", 5,
                   sample_metrics(3.25), "2024-05-02T08:00:00.000Z"});
-      add_run(b, {"bb000002", "dropout", "module", Status::running, "", 2, {},
+      add_run(b, {"bb000002", "dropout", "module", RunStatus::running, "", 2, {},
                   "2024-05-02T09:00:00.000Z"});
     }
   }
@@ -296,7 +295,7 @@ TEST_F(StoreMergeTest, MergesEveryRunStepMetricAndCalibrationIdempotently) {
     Store all(dest), a(path("a.db")), b(path("b.db"));
     for (const char* id : {"aa000001", "aa000002", "aa000003"}) expect_same_run(all, a, id);
     for (const char* id : {"bb000001", "bb000002"}) expect_same_run(all, b, id);
-    EXPECT_EQ(all.run("bb000002")->status, Status::running);  // copied as it is
+    EXPECT_EQ(all.run("bb000002")->status, RunStatus::running);  // copied as it is
     EXPECT_TRUE(std::isnan(all.steps("aa000002")[1].loss));
     EXPECT_EQ(calibrations(dest), calibrations(path("a.db")));
     const auto cal = all.latest_calibration("ci-host-aa", "Example CPU", "float32");
@@ -318,8 +317,8 @@ TEST_F(StoreMergeTest, MergesEveryRunStepMetricAndCalibrationIdempotently) {
   // A third source sharing one run (with other contents) and the calibration.
   {
     Store c(path("c.db"));
-    add_run(c, {"aa000001", "base", "functional", Status::failed, "a different copy", 7, {}});
-    add_run(c, {"cc000001", "base", "functional", Status::completed, "", 3, sample_metrics(1.5)});
+    add_run(c, {"aa000001", "base", "functional", RunStatus::failed, "a different copy", 7, {}});
+    add_run(c, {"cc000001", "base", "functional", RunStatus::completed, "", 3, sample_metrics(1.5)});
     c.save_calibration(calibration("ci-host-aa", "2024-05-01T10:00:00.000Z", 0.5));  // same key
     c.save_calibration(calibration("ci-host-cc", "2024-05-03T10:00:00.000Z", 0.25));
   }
@@ -355,7 +354,7 @@ TEST_F(StoreMergeTest, RefusesNewerSchemaSourceAndWritesNothing) {
   const std::string b = path("b2.db");
   {
     Store b2(b);
-    add_run(b2, {"b2000001", "base", "functional", Status::completed, "", 2, {}});
+    add_run(b2, {"b2000001", "base", "functional", RunStatus::completed, "", 2, {}});
   }
   const std::string b2_before = read_bytes(b);
   expect_store_error([&] { merge_databases({b, path("a.db")}, dest); },
@@ -424,7 +423,7 @@ TEST_F(StoreMergeTest, MigratesOlderSourceOnATemporaryCopy) {
   const auto steps = all.steps("old-run");
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[1].loss, 2.25);
-  EXPECT_EQ(steps[1].step_time_s, 0.0625);
+  EXPECT_EQ(steps[1].seconds, 0.0625);
   EXPECT_FALSE(steps[1].eval_loss);
   EXPECT_EQ(all.metrics("old-run"), (MetricMap{{"final_loss", 2.25}, {"mfu", std::nullopt}}));
 }
@@ -463,12 +462,12 @@ class ExportTest : public StoreMergeTest {
   // eval_loss clashing with the step column), the newer with two others.
   void make_store() {
     Store s(path("x.db"));
-    add_run(s, {"aa000001", "base", "functional", Status::failed, kReason, 2,
+    add_run(s, {"aa000001", "base", "functional", RunStatus::failed, kReason, 2,
                 sample_metrics(2.5), "2024-05-01T12:00:00.000Z"});
-    add_run(s, {"aa000002", "base", "module", Status::completed, "", 3,
+    add_run(s, {"aa000002", "base", "module", RunStatus::completed, "", 3,
                 {{"params", 123456789.0}, {"step_time_mean_s", 1.0 / 3.0}},
                 "2024-05-01T13:00:00.000Z"});
-    add_run(s, {"aa000003", "int8", "module", Status::skipped, "no int8", 0, {},
+    add_run(s, {"aa000003", "int8", "module", RunStatus::skipped, "no int8", 0, {},
                 "2024-05-01T14:00:00.000Z"});
   }
   static constexpr const char* kReason = "a, \"quoted\" word\nand a second line";
@@ -534,10 +533,10 @@ TEST_F(ExportTest, CsvHasMetricColumnsAndRoundTripsPerRfc4180) {
     ASSERT_LT(step, static_cast<long long>(steps.size()));
     const StepRecord& want = steps[static_cast<size_t>(step)];
     EXPECT_EQ(std::strtod(row[column(h, "loss")].c_str(), nullptr), want.loss);
-    EXPECT_EQ(std::strtod(row[column(h, "step_time_s")].c_str(), nullptr), want.step_time_s);
+    EXPECT_EQ(std::strtod(row[column(h, "step_time_s")].c_str(), nullptr), want.seconds);
     EXPECT_EQ(row[column(h, "tokens")], "256");
-    EXPECT_EQ(row[column(h, "is_warmup")], want.is_warmup ? "1" : "0");
-    EXPECT_EQ(row[column(h, "is_eval")], want.is_eval ? "1" : "0");
+    EXPECT_EQ(row[column(h, "is_warmup")], want.warmup ? "1" : "0");
+    EXPECT_EQ(row[column(h, "is_eval")], want.eval ? "1" : "0");
     EXPECT_EQ(row[column(h, "eval_loss")],
               want.eval_loss ? fmt::format("{}", *want.eval_loss) : std::string());
     if (run_id == "aa000001") {
@@ -590,7 +589,7 @@ TEST_F(ExportTest, JsonParsesWithNullMetricsAndNestedSteps) {
   const auto& last = with_steps[2]["steps"][1];
   EXPECT_EQ(last["step"], 1);
   EXPECT_EQ(last["loss"].get<double>(), steps[1].loss);
-  EXPECT_EQ(last["step_time_s"].get<double>(), steps[1].step_time_s);
+  EXPECT_EQ(last["step_time_s"].get<double>(), steps[1].seconds);
   EXPECT_EQ(last["tokens"], 256);
   EXPECT_EQ(last["is_eval"], true);
   EXPECT_EQ(last["is_warmup"], false);
@@ -614,7 +613,7 @@ TEST_F(ExportTest, FilterSelectsRunsAndTheirMetricColumns) {
   EXPECT_EQ(std::find(rows[0].begin(), rows[0].end(), "mfu"), rows[0].end());
 
   filter = {};
-  filter.status = Status::running;
+  filter.status = RunStatus::running;
   const auto none = parse_csv(export_runs(s, filter, ExportFormat::kCsv, true));
   ASSERT_EQ(none.size(), 1u);  // the header alone
   EXPECT_EQ(nlohmann::json::parse(export_runs(s, filter, ExportFormat::kJson, false)),
@@ -624,7 +623,7 @@ TEST_F(ExportTest, FilterSelectsRunsAndTheirMetricColumns) {
 TEST_F(ExportTest, NanLossIsEmptyInCsvAndNullInJson) {
   {
     Store s(path("x.db"));
-    add_run(s, {"dd000001", "base", "functional", Status::diverged, "NaN", 3, {}});
+    add_run(s, {"dd000001", "base", "functional", RunStatus::diverged, "NaN", 3, {}});
   }
   const Store s(path("x.db"));
   const auto rows = parse_csv(export_runs(s, {}, ExportFormat::kCsv, true));

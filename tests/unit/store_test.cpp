@@ -73,19 +73,18 @@ RunRecord sample_run(const std::string& case_name = "base",
   return run;
 }
 
-std::vector<StepRecord> make_steps(const std::string& run_id, int64_t first, int64_t count) {
+std::vector<StepRecord> make_steps(const std::string& /*run_id*/, int64_t first, int64_t count) {
   std::vector<StepRecord> steps;
   for (int64_t i = first; i < first + count; ++i) {
     StepRecord& s = steps.emplace_back();
-    s.run_id = run_id;
     s.step = i;
     s.loss = 10.0 / static_cast<double>(i + 1);
-    s.step_time_s = 0.001 * static_cast<double>(i % 7 + 1);
+    s.seconds = 0.001 * static_cast<double>(i % 7 + 1);
     s.tokens = 1024;
-    s.is_warmup = i < 3;
-    s.is_eval = i % 100 == 99;
-    s.is_checkpoint = i % 1000 == 999;
-    if (s.is_eval) s.eval_loss = s.loss + 0.5;
+    s.warmup = i < 3;
+    s.eval = i % 100 == 99;
+    s.checkpoint = i % 1000 == 999;
+    if (s.eval) s.eval_loss = s.loss + 0.5;
   }
   return steps;
 }
@@ -93,10 +92,10 @@ std::vector<StepRecord> make_steps(const std::string& run_id, int64_t first, int
 // Field by field; a NaN loss equals a NaN loss.
 bool same_step(const StepRecord& a, const StepRecord& b) {
   const bool same_loss = std::isnan(a.loss) ? std::isnan(b.loss) : a.loss == b.loss;
-  return same_loss && a.run_id == b.run_id && a.step == b.step &&
-         a.step_time_s == b.step_time_s && a.tokens == b.tokens &&
-         a.is_warmup == b.is_warmup && a.is_eval == b.is_eval &&
-         a.is_checkpoint == b.is_checkpoint && a.eval_loss == b.eval_loss;
+  return same_loss && a.step == b.step &&
+         a.seconds == b.seconds && a.tokens == b.tokens &&
+         a.warmup == b.warmup && a.eval == b.eval &&
+         a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss;
 }
 
 void expect_same_steps(const std::vector<StepRecord>& got, const std::vector<StepRecord>& want) {
@@ -178,16 +177,16 @@ TEST_F(StoreTest, RunRoundTripKeepsEveryField) {
 
   auto running = store.run(id);
   ASSERT_TRUE(running);
-  EXPECT_EQ(running->status, Status::running);
+  EXPECT_EQ(running->status, RunStatus::running);
   EXPECT_FALSE(running->finished_at);
 
   std::vector<StepRecord> steps = make_steps(id, 0, 3);
-  steps[1].is_eval = true;
+  steps[1].eval = true;
   steps[1].eval_loss = 3.5;
-  steps[2].is_checkpoint = true;
+  steps[2].checkpoint = true;
   steps[2].loss = std::numeric_limits<double>::quiet_NaN();  // a diverged step
-  store.append_steps(steps);
-  store.finish_run(id, Status::completed, "all good",
+  store.append_steps(id, steps);
+  store.finish_run(id, RunStatus::completed, "all good",
                    {{"mfu", std::nullopt}, {"tflops_per_s_per_device", 1.25}, {"params", 1e6}});
 
   const auto out = store.run(id);
@@ -197,7 +196,7 @@ TEST_F(StoreTest, RunRoundTripKeepsEveryField) {
   EXPECT_EQ(out->case_name, in.case_name);
   EXPECT_EQ(out->variant, in.variant);
   EXPECT_EQ(out->repeat_index, in.repeat_index);
-  EXPECT_EQ(out->status, Status::completed);
+  EXPECT_EQ(out->status, RunStatus::completed);
   EXPECT_EQ(out->reason, "all good");
   EXPECT_TRUE(fits(out->started_at, kIsoUtc)) << out->started_at;
   ASSERT_TRUE(out->finished_at);
@@ -231,7 +230,7 @@ TEST_F(StoreTest, ListsRunsNewestFirstWithFilters) {
     run.started_at = fmt::format("2024-01-0{}T00:00:00.000Z", i + 1);
     ids.push_back(store.begin_run(run));
   }
-  store.finish_run(ids[0], Status::failed, "boom");
+  store.finish_run(ids[0], RunStatus::failed, "boom");
   const std::string skipped = store.record_skipped(sample_run("int8"), "no int8 kernels");
 
   auto all = store.runs();
@@ -239,7 +238,7 @@ TEST_F(StoreTest, ListsRunsNewestFirstWithFilters) {
   EXPECT_EQ(all[0].run_id, skipped);  // started now, after 2024
   EXPECT_EQ(all[1].run_id, ids[3]);
   EXPECT_EQ(all[4].run_id, ids[0]);
-  EXPECT_EQ(all[0].status, Status::skipped);
+  EXPECT_EQ(all[0].status, RunStatus::skipped);
   EXPECT_EQ(all[0].reason, "no int8 kernels");
   EXPECT_TRUE(all[0].finished_at);
 
@@ -251,7 +250,7 @@ TEST_F(StoreTest, ListsRunsNewestFirstWithFilters) {
   EXPECT_EQ(store.runs(bf16)[0].run_id, ids[3]);
 
   RunFilter failed;
-  failed.status = Status::failed;
+  failed.status = RunStatus::failed;
   ASSERT_EQ(store.runs(failed).size(), 1u);
   EXPECT_EQ(store.runs(failed)[0].run_id, ids[0]);
 
@@ -269,7 +268,7 @@ TEST_F(StoreTest, AppendsTenThousandStepsInOneTransaction) {
   const std::string id = store.begin_run(sample_run());
   const auto steps = make_steps(id, 0, 10'000);
   const auto start = std::chrono::steady_clock::now();
-  store.append_steps(steps);
+  store.append_steps(id, steps);
   const auto ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start).count();
   RecordProperty("append_10000_steps_ms", std::to_string(ms));
@@ -277,8 +276,8 @@ TEST_F(StoreTest, AppendsTenThousandStepsInOneTransaction) {
 
   // One transaction: a batch whose last step is bad stores none of its steps.
   auto more = make_steps(id, 10'000, 10'000);
-  more.back().run_id = "no-such-run";
-  EXPECT_THROW(store.append_steps(more), StoreError);
+  more.back().step = more.front().step;  // a duplicate step: the last insert fails
+  EXPECT_THROW(store.append_steps(id, more), StoreError);
   EXPECT_EQ(store.steps(id).size(), 10'000u);
   EXPECT_EQ(store.integrity_check(), "ok");
 }
@@ -288,8 +287,8 @@ TEST_F(StoreTest, DiskFullWhileAppendingKeepsEarlierRuns) {
   {
     Store store(path_);
     earlier = store.begin_run(sample_run());
-    store.append_steps(make_steps(earlier, 0, 500));
-    store.finish_run(earlier, Status::completed, "", {{"final_loss", 0.02}});
+    store.append_steps(earlier, make_steps(earlier, 0, 500));
+    store.finish_run(earlier, RunStatus::completed, "", {{"final_loss", 0.02}});
   }
   // The child cannot grow any file past a limit, as on a full disk.
   const pid_t child = spawn([this] {
@@ -306,14 +305,14 @@ TEST_F(StoreTest, DiskFullWhileAppendingKeepsEarlierRuns) {
     setrlimit(RLIMIT_FSIZE, &limit);
     std::string error;
     try {
-      store.append_steps(steps);
+      store.append_steps(id, steps);
     } catch (const StoreError& e) {
       error = e.what();
     }
     setrlimit(RLIMIT_FSIZE, &old);
     if (error.empty()) return 2;
     if (!contains(error, path_)) return 3;
-    store.finish_run(id, Status::failed, error);  // the store is still usable
+    store.finish_run(id, RunStatus::failed, error);  // the store is still usable
     return 0;
   });
   ASSERT_EQ(wait_for(child), 0);
@@ -322,9 +321,9 @@ TEST_F(StoreTest, DiskFullWhileAppendingKeepsEarlierRuns) {
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].case_name, "full");
-  EXPECT_EQ(runs[0].status, Status::failed);
+  EXPECT_EQ(runs[0].status, RunStatus::failed);
   EXPECT_TRUE(store.steps(runs[0].run_id).empty());
-  EXPECT_EQ(store.run(earlier)->status, Status::completed);
+  EXPECT_EQ(store.run(earlier)->status, RunStatus::completed);
   expect_same_steps(store.steps(earlier), make_steps(earlier, 0, 500));
   EXPECT_EQ(store.metrics(earlier).at("final_loss"), 0.02);
   EXPECT_EQ(store.integrity_check(), "ok");
@@ -379,7 +378,7 @@ TEST_F(StoreTest, MigratesVersion1File) {
   EXPECT_EQ(old->case_name, "base");
   EXPECT_EQ(old->variant, "module");
   EXPECT_EQ(old->repeat_index, 1);
-  EXPECT_EQ(old->status, Status::completed);
+  EXPECT_EQ(old->status, RunStatus::completed);
   EXPECT_EQ(old->reason, "fine");
   EXPECT_EQ(old->started_at, "2023-01-01T00:00:00.000Z");
   EXPECT_EQ(old->finished_at, "2023-01-01T00:01:00.000Z");
@@ -395,8 +394,8 @@ TEST_F(StoreTest, MigratesVersion1File) {
   const auto steps = store.steps("old-run");
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].loss, 2.5);
-  EXPECT_TRUE(steps[0].is_warmup);
-  EXPECT_EQ(steps[1].step_time_s, 0.0625);
+  EXPECT_TRUE(steps[0].warmup);
+  EXPECT_EQ(steps[1].seconds, 0.0625);
   EXPECT_FALSE(steps[1].eval_loss);
   const auto metrics = store.metrics("old-run");
   EXPECT_EQ(metrics.at("final_loss"), 2.25);
@@ -416,9 +415,9 @@ TEST_F(StoreTest, MigratesVersion1File) {
   EXPECT_EQ(latest->details_json, c.details_json);
   const std::string id = store.begin_run(sample_run());
   auto fresh = make_steps(id, 0, 1);
-  fresh[0].is_eval = true;
+  fresh[0].eval = true;
   fresh[0].eval_loss = 1.5;
-  store.append_steps(fresh);
+  store.append_steps(id, fresh);
   expect_same_steps(store.steps(id), fresh);
 
   RawDb raw(path_);
@@ -463,17 +462,17 @@ TEST_F(StoreTest, RecoversOnlyRunsOfExitedProcessesOnThisHost) {
   remote.pid = gone;
   const std::string remote_id = store.begin_run(remote);
   const std::string done_id = store.begin_run(dead);
-  store.finish_run(done_id, Status::completed, "");
+  store.finish_run(done_id, RunStatus::completed, "");
 
   EXPECT_EQ(store.recover_stale_runs(), 1);
   const auto recovered = store.run(dead_id);
-  EXPECT_EQ(recovered->status, Status::interrupted);
+  EXPECT_EQ(recovered->status, RunStatus::interrupted);
   EXPECT_EQ(recovered->reason, fmt::format("process {} on {} exited without finishing the run",
                                            gone, host_name()));
   EXPECT_TRUE(recovered->finished_at);
-  EXPECT_EQ(store.run(alive_id)->status, Status::running);
-  EXPECT_EQ(store.run(remote_id)->status, Status::running);
-  EXPECT_EQ(store.run(done_id)->status, Status::completed);
+  EXPECT_EQ(store.run(alive_id)->status, RunStatus::running);
+  EXPECT_EQ(store.run(remote_id)->status, RunStatus::running);
+  EXPECT_EQ(store.run(done_id)->status, RunStatus::completed);
   EXPECT_EQ(store.recover_stale_runs(), 0);
   EXPECT_EQ(store.integrity_check(), "ok");
 }
@@ -489,9 +488,9 @@ TEST_F(StoreTest, ConcurrentWritersLoseNothing) {
         RunRecord run = sample_run(fmt::format("case-{}", r));
         run.group_id = fmt::format("writer-{}", w);
         const std::string id = store.begin_run(run);
-        store.append_steps(make_steps(id, 0, kSteps / 2));
-        store.append_steps(make_steps(id, kSteps / 2, kSteps / 2));
-        store.finish_run(id, Status::completed, "", {{"writer", w}});
+        store.append_steps(id, make_steps(id, 0, kSteps / 2));
+        store.append_steps(id, make_steps(id, kSteps / 2, kSteps / 2));
+        store.finish_run(id, RunStatus::completed, "", {{"writer", w}});
       }
       return 0;
     }));
@@ -506,7 +505,7 @@ TEST_F(StoreTest, ConcurrentWritersLoseNothing) {
     const auto runs = store.runs(filter);
     ASSERT_EQ(runs.size(), static_cast<size_t>(kRuns));
     for (const RunRecord& run : runs) {
-      EXPECT_EQ(run.status, Status::completed);
+      EXPECT_EQ(run.status, RunStatus::completed);
       EXPECT_EQ(store.metrics(run.run_id).at("writer"), w);
       expect_same_steps(store.steps(run.run_id), make_steps(run.run_id, 0, kSteps));
     }
@@ -515,20 +514,20 @@ TEST_F(StoreTest, ConcurrentWritersLoseNothing) {
 }
 
 TEST_F(StoreTest, RejectsUnknownStatus) {
-  EXPECT_EQ(status_from_string("diverged"), Status::diverged);
-  EXPECT_EQ(to_string(Status::interrupted), "interrupted");
-  EXPECT_THROW(status_from_string("finished"), StoreError);
-  EXPECT_THROW(to_string(static_cast<Status>(42)), StoreError);
+  EXPECT_EQ(status_from_string("diverged"), RunStatus::diverged);
+  EXPECT_EQ(to_string(RunStatus::interrupted), "interrupted");
+  EXPECT_THROW(status_from_string("finished"), std::invalid_argument);
+  EXPECT_EQ(to_string(static_cast<RunStatus>(42)), "unknown");
 
   Store store(path_);
   const std::string id = store.begin_run(sample_run());
-  expect_store_error([&] { store.finish_run(id, static_cast<Status>(42), ""); },
+  expect_store_error([&] { store.finish_run(id, static_cast<RunStatus>(42), ""); },
                      {path_, "unknown run status 42"});
-  EXPECT_THROW(store.finish_run(id, Status::running, ""), StoreError);
+  EXPECT_THROW(store.finish_run(id, RunStatus::running, ""), StoreError);
   RunFilter filter;
-  filter.status = static_cast<Status>(-1);
+  filter.status = static_cast<RunStatus>(-1);
   EXPECT_THROW(store.runs(filter), StoreError);
-  EXPECT_EQ(store.run(id)->status, Status::running);
+  EXPECT_EQ(store.run(id)->status, RunStatus::running);
   // The schema refuses unknown statuses from other writers as well.
   EXPECT_THROW(RawDb(path_).exec(fmt::format(
                    "UPDATE runs SET status = 'finished' WHERE run_id = '{}'", id)),
@@ -539,17 +538,17 @@ TEST_F(StoreTest, RejectsUnknownStatus) {
 TEST_F(StoreTest, ErrorsNameTheFileAndTheOperation) {
   Store store(path_);
   const std::string id = store.begin_run(sample_run());
-  expect_store_error([&] { store.append_steps(make_steps("ghost", 0, 1)); },
+  expect_store_error([&] { store.append_steps("ghost", make_steps("ghost", 0, 1)); },
                      {path_, "append 1 steps", "no such run ghost"});
-  store.append_steps(make_steps(id, 0, 1));
-  expect_store_error([&] { store.append_steps(make_steps(id, 0, 1)); },
+  store.append_steps(id, make_steps(id, 0, 1));
+  expect_store_error([&] { store.append_steps(id, make_steps(id, 0, 1)); },
                      {path_, "UNIQUE constraint failed", id});
-  expect_store_error([&] { store.finish_run("ghost", Status::failed, ""); },
+  expect_store_error([&] { store.finish_run("ghost", RunStatus::failed, ""); },
                      {path_, "finish run ghost", "no such run ghost"});
-  store.finish_run(id, Status::diverged, "loss is NaN");
-  expect_store_error([&] { store.finish_run(id, Status::completed, ""); },
+  store.finish_run(id, RunStatus::diverged, "loss is NaN");
+  expect_store_error([&] { store.finish_run(id, RunStatus::completed, ""); },
                      {path_, "is diverged"});
-  expect_store_error([&] { store.append_steps(make_steps(id, 1, 1)); },
+  expect_store_error([&] { store.append_steps(id, make_steps(id, 1, 1)); },
                      {path_, "is diverged"});
   RunRecord bad = sample_run();
   bad.config_json = "{not json";
@@ -560,7 +559,7 @@ TEST_F(StoreTest, ErrorsNameTheFileAndTheOperation) {
                      {path_, "begin run " + id, "UNIQUE constraint failed"});
   const std::string nowhere = dir_ + "/missing/dir/x.db";
   expect_store_error([&] { Store missing(nowhere); }, {nowhere, "unable to open"});
-  EXPECT_EQ(store.run(id)->status, Status::diverged);
+  EXPECT_EQ(store.run(id)->status, RunStatus::diverged);
   EXPECT_EQ(store.steps(id).size(), 1u);
   EXPECT_EQ(store.integrity_check(), "ok");
 }

@@ -1,0 +1,84 @@
+// Provenance collection (see provenance.h).
+#include "harness/base/provenance.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness/base/build_info.h"
+
+namespace twinbench {
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "cpu";
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+Provenance collect_provenance(const LabelOverrides& o) {
+  Provenance p;
+  const auto& b = build_info();
+  p.git_commit = b.git_commit;
+  p.git_branch = b.git_branch;
+  p.git_dirty = b.git_dirty;
+  auto pick = [&](const std::string& flag, const char* env, std::string& target) {
+    const char* value = std::getenv(env);
+    const std::string chosen = !flag.empty() ? flag : (value && *value ? value : "");
+    if (chosen.empty()) return;
+    target = chosen;
+    p.labels_overridden = true;
+  };
+  pick(o.branch, "TWINBENCH_BRANCH", p.git_branch);
+  pick(o.commit, "TWINBENCH_COMMIT", p.git_commit);
+  const auto env = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
+  p.omp_wait_policy = env("OMP_WAIT_POLICY");
+  p.openblas_coretype = env("OPENBLAS_CORETYPE");
+#if defined(__clang__)
+  p.compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  p.compiler = "gcc " __VERSION__;
+#else
+  p.compiler = "unknown";
+#endif
+  p.host = host_name();
+  p.pid = static_cast<int64_t>(getpid());
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1) p.load_average = load[0];
+  return p;
+}
+
+std::string provenance_json(const Provenance& p) {
+  nlohmann::ordered_json j;
+  j["git_commit"] = p.git_commit;
+  j["git_branch"] = p.git_branch;
+  j["git_dirty"] = p.git_dirty;
+  j["labels_overridden"] = p.labels_overridden;
+  j["libtorch_version"] = p.libtorch_version;
+  j["compiler"] = p.compiler;
+  j["device_name"] = p.device_name;
+  j["threads"] = p.threads;
+  j["world_size"] = p.world_size;
+  if (!p.dist_backend.empty()) j["dist_backend"] = p.dist_backend;
+  j["omp_wait_policy"] = p.omp_wait_policy;
+  j["openblas_coretype"] = p.openblas_coretype;
+  j["host"] = p.host;
+  j["pid"] = p.pid;
+  j["load_average"] = p.load_average;
+  j["quant_backend"] = p.quant_backend;
+  return j.dump();
+}
+
+}  // namespace twinbench

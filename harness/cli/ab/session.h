@@ -1,0 +1,67 @@
+// One `twinbench ab` session: probe both builds, run the case with each build
+// as a child process in counterbalanced interleaved rounds (A B, B A, A B, ...),
+// gather both sides' runs under one group id in the store, and compare them
+// metric by metric: the verdict of harness/stats over per-round values, plus
+// the median per-round B/A ratio with its order-statistic interval.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/cli/ab/build.h"
+#include "harness/cli/ab/paired.h"
+#include "harness/compare/verdict.h"
+
+namespace twinbench::ab {
+
+// Rounds when --rounds is not given (at least min_rounds(alpha)).
+inline constexpr size_t kDefaultRounds = 8;
+
+struct AbOptions {
+  std::string a, b;                    // --a / --b: executables or build directories
+  std::string case_name, preset;       // exactly one of them
+  std::vector<std::string> overrides;  // key=value, forwarded to both builds
+  std::string variant = "functional";
+  size_t rounds = 0;  // 0 = max(kDefaultRounds, min_rounds(alpha))
+  double alpha = 0.05;
+  std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
+  std::string db = "twinbench.db";
+  std::string label_a = "ab:A", label_b = "ab:B";  // recorded as each side's branch label
+};
+
+// The runs of one round, in the order they ran.
+struct Round {
+  size_t index = 0;
+  bool a_first = true;
+  std::string run_a, run_b;  // run ids in the store
+};
+
+struct MetricRow {
+  compare::MetricComparison comparison;          // verdict over per-round values
+  std::optional<RatioInterval> ratio;          // per-round B/A, paired by round
+  std::vector<std::optional<double>> a, b;     // per-round values, round order
+};
+
+struct AbResult {
+  Build a, b;
+  std::string commit_a, commit_b;  // git commit (+ "-dirty") each build recorded
+  std::string label_a, label_b;
+  std::string case_label, variant, group_id, db;
+  double alpha = 0.05;
+  std::vector<Round> rounds;
+  std::vector<MetricRow> metrics;  // spec (MaxView) order; metrics neither side has are left out
+  compare::Verdict worst = compare::Verdict::kNoise;
+};
+
+// Runs the session; progress lines go to `log`. Throws AbError: kBadInput for a
+// refusal (a build that cannot run the workload, too few rounds, a side whose
+// run is skipped) before anything is stored; kFailure when a round's run failed
+// or diverged and kInterrupted on SIGINT/SIGTERM, after storing the rounds run
+// so far. Bad config or thresholds throw ConfigError / std::invalid_argument.
+AbResult run_ab(const AbOptions& options, std::ostream& log);
+
+}  // namespace twinbench::ab

@@ -1,0 +1,31 @@
+// A comparison as a JSON value (see comparison_json.h).
+#include "harness/compare/comparison_json.h"
+
+namespace twinbench::compare {
+
+nlohmann::ordered_json to_json(const Comparison& c) {
+  nlohmann::ordered_json j;
+  j["case"] = c.case_name;
+  j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()}};
+  j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()}};
+  j["worst_verdict"] = to_string(c.worst);
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  for (const auto& m : c.metrics)
+    metrics.push_back({{"metric", m.spec.name},
+                       {"a", opt(m.baseline)},
+                       {"b", opt(m.candidate)},
+                       {"diff", opt(m.diff)},
+                       {"rel_diff", opt(m.rel_diff)},
+                       {"p_value", m.test ? nlohmann::json(m.test->p_value) : nlohmann::json(nullptr)},
+                       {"verdict", to_string(m.verdict)},
+                       {"explanation", m.explanation}});
+  j["metrics"] = metrics;
+  if (c.parity)
+    j["loss_parity"] = {{"max_abs", c.parity->max_abs}, {"max_rel", c.parity->max_rel},
+                        {"step_of_max", c.parity->step_of_max}, {"within", c.parity->within},
+                        {"tolerance", c.parity->tolerance}};
+  return j;
+}
+
+}  // namespace twinbench::compare

@@ -1,0 +1,198 @@
+// Worker processes of a data-parallel job (see launcher.h).
+#include "harness/run/dist/launcher.h"
+
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "harness/base/interrupt.h"
+#include "harness/base/spawn.h"
+#include "harness/base/temp_dir.h"
+
+namespace twinbench::dist {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Worker {
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = true;
+  bool stopped = false;  // signalled by the launcher after another rank failed
+  int status = 0;        // from waitpid
+  fs::path error_file;
+};
+
+std::string self_path() {
+  std::error_code ec;
+  const auto p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+std::string first_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string describe(const Worker& w) {
+  if (WIFSIGNALED(w.status)) {
+    const int sig = WTERMSIG(w.status);
+    const char* abbrev = sigabbrev_np(sig);
+    return fmt::format("rank {} was killed by signal {} (SIG{})", w.rank, sig, abbrev ? abbrev : "?");
+  }
+  const int code = WEXITSTATUS(w.status);
+  const std::string error = first_line(w.error_file);
+  if (code == kPeerLostExitCode)
+    return fmt::format("rank {} lost its peers{}", w.rank, error.empty() ? "" : ": " + error);
+  return fmt::format("rank {} exited with code {}{}", w.rank, code, error.empty() ? "" : ": " + error);
+}
+
+// A failure's own cause ranks above "a peer went away", which is its echo.
+bool is_cause(const Worker& w) { return !(WIFEXITED(w.status) && WEXITSTATUS(w.status) == kPeerLostExitCode); }
+
+// Exit code 3: the worker stopped after an agreed step because a stop was requested.
+// A worker still starting up when the interrupt came dies of it instead.
+bool interrupted(const Worker& w) {
+  return (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 3) || (WIFSIGNALED(w.status) && WTERMSIG(w.status) == SIGINT);
+}
+
+bool failed(const Worker& w) { return !(WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0); }
+
+void reap(std::vector<Worker>& workers) {
+  for (auto& w : workers) {
+    if (!w.running) continue;
+    int status = 0;
+    if (waitpid(w.pid, &status, WNOHANG) == w.pid) {
+      w.running = false;
+      w.status = status;
+    }
+  }
+}
+
+bool any_running(const std::vector<Worker>& workers) {
+  for (const auto& w : workers)
+    if (w.running) return true;
+  return false;
+}
+
+void signal_all(const std::vector<Worker>& workers, int sig) {
+  for (const auto& w : workers)
+    if (w.running) kill(w.pid, sig);
+}
+
+// Polls until no worker runs or `deadline` passes.
+void wait_until(std::vector<Worker>& workers, Clock::time_point deadline) {
+  while (any_running(workers) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    reap(workers);
+  }
+}
+
+}  // namespace
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("socket(): {}", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  close(fd);
+  if (!ok) throw std::runtime_error(fmt::format("cannot find a free TCP port: {}", std::strerror(errno)));
+  return ntohs(addr.sin_port);
+}
+
+LaunchResult launch(const std::vector<std::string>& args, const LaunchOptions& o) {
+  const auto start = Clock::now();
+  const std::string program = self_path();
+  const TempDir scratch("twinbench-launch");  // the workers' error files
+  const fs::path& dir = scratch.path();
+
+  std::vector<Worker> workers;
+  for (int rank = 0; rank < o.nproc; ++rank) {
+    Worker w;
+    w.rank = rank;
+    w.error_file = dir / fmt::format("rank{}.err", rank);
+    std::vector<std::string> argv_strings{program};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    argv_strings.insert(argv_strings.end(), {"--rank", std::to_string(rank)});
+    SpawnOptions spawn_options;
+    spawn_options.argv = argv_strings;
+    spawn_options.env = {{"TWINBENCH_THREADS", std::to_string(o.threads_per_worker)},
+                         {"TWINBENCH_ERROR_FILE", w.error_file.string()}};
+    spawn_options.stdout_path = "/dev/null";  // rank 0's results go to the store, not the terminal
+    spawn_options.die_with_parent = true;     // a killed launcher leaves no orphans
+    try {
+      w.pid = spawn(spawn_options);
+    } catch (const std::exception&) {
+      signal_all(workers, SIGKILL);
+      throw;
+    }
+    workers.push_back(w);
+  }
+
+  LaunchResult result;
+  bool forwarded = false;
+  while (any_running(workers)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    reap(workers);
+    if (stop_requested() && !forwarded) {
+      signal_all(workers, SIGINT);  // workers agree to stop after the same step
+      forwarded = true;
+    }
+    const bool failure = std::any_of(workers.begin(), workers.end(), [&](const Worker& w) {
+      return !w.running && failed(w) && !interrupted(w);
+    });
+    if (failure) {
+      // Give the real cause a moment to surface before stopping the rest.
+      wait_until(workers, Clock::now() + std::chrono::milliseconds(500));
+      for (auto& w : workers) w.stopped = w.running;
+      signal_all(workers, SIGTERM);
+      wait_until(workers, Clock::now() + o.grace);
+      signal_all(workers, SIGKILL);
+      wait_until(workers, Clock::now() + std::chrono::seconds(5));
+      break;
+    }
+  }
+  // Blame the lowest rank that failed on its own, else one that lost its peers;
+  // never one the launcher stopped, nor one that obeyed a forwarded interrupt.
+  const auto candidate = [&](const Worker& w, bool cause_only) {
+    return !w.running && !w.stopped && failed(w) && !interrupted(w) && (!cause_only || is_cause(w));
+  };
+  const Worker* blamed = nullptr;
+  for (const bool cause_only : {true, false})
+    for (const auto& w : workers)
+      if (!blamed && candidate(w, cause_only)) blamed = &w;
+  if (blamed) {
+    result.failed_rank = blamed->rank;
+    result.reason = describe(*blamed);
+  } else if (std::any_of(workers.begin(), workers.end(), interrupted)) {
+    result.interrupted = true;
+    result.reason = "stopped by request";
+  } else {
+    result.ok = true;
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace twinbench::dist

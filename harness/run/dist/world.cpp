@@ -1,0 +1,141 @@
+// c10d process groups behind World (see world.h).
+//
+// Debian's LibTorch is built with Gloo, but its headers only declare
+// ProcessGroupGloo when USE_C10D_GLOO is defined; define it here, in the one
+// translation unit that needs it, so nothing else depends on c10d.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO
+#endif
+#include "harness/run/dist/world.h"
+
+#include <fmt/format.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#if defined(TWINBENCH_WITH_CUDA) && defined(USE_C10D_NCCL)
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace twinbench::dist {
+
+namespace {
+
+bool contains(const std::string& text, const char* needle) { return text.find(needle) != std::string::npos; }
+
+// c10 errors carry a C++ backtrace in what(); users need the first line.
+std::string brief(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+  return e.what();
+}
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  // $TWINBENCH_GLOO_IFNAME picks the interface on multi-homed nodes.
+  if (const char* ifname = std::getenv("TWINBENCH_GLOO_IFNAME"); ifname && *ifname)
+    return ::c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  if (master_addr == "localhost" || master_addr.rfind("127.", 0) == 0)
+    return ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return ::c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+}  // namespace
+
+struct World::Impl {
+  c10::intrusive_ptr<::c10d::Store> store;
+  c10::intrusive_ptr<::c10d::ProcessGroup> group;
+
+  template <typename MakeWork>
+  void run(const char* what, MakeWork make_work) {
+    try {
+      make_work()->wait();
+    } catch (const std::exception& e) {
+      throw PeerError(fmt::format("{} across ranks failed (a peer rank probably died or hung): {}", what, brief(e)));
+    }
+  }
+};
+
+World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>()) {
+  if (o.size < 1 || o.rank < 0 || o.rank >= o.size)
+    throw std::invalid_argument(fmt::format("rank {} is not in a world of size {}", o.rank, o.size));
+  if (o.master_port < 1 || o.master_port > 65535)
+    throw std::invalid_argument(fmt::format("master port {} is not a TCP port (1-65535)", o.master_port));
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.timeout);
+  ::c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(o.master_port);
+  store_options.isServer = o.rank == 0;
+  store_options.numWorkers = static_cast<std::size_t>(o.size);
+  store_options.waitWorkers = true;
+  store_options.timeout = timeout;
+  const std::string where = fmt::format("{}:{}", o.master_addr, o.master_port);
+  try {
+    impl_->store = c10::make_intrusive<::c10d::TCPStore>(o.master_addr, store_options);
+  } catch (const std::exception& e) {
+    const std::string message = brief(e);
+    if (contains(message, "already in use") || contains(message, "EADDRINUSE"))
+      throw RendezvousError(fmt::format("master port {} on {} is already in use; pick another with --master-port",
+                                        o.master_port, o.master_addr));
+    if (contains(message, "imed out") || contains(message, "timeout"))
+      throw PeerError(fmt::format("rendezvous at {} timed out after {} s: not all {} ranks joined (rank {} waited)",
+                                  where, o.timeout.count(), o.size, o.rank));
+    throw RendezvousError(fmt::format("rendezvous at {} failed: {}", where, message));
+  }
+  try {
+#if defined(TWINBENCH_WITH_CUDA) && defined(USE_C10D_NCCL)
+    if (o.device.is_cuda()) {
+      auto nccl = c10::make_intrusive<::c10d::ProcessGroupNCCL::Options>();
+      nccl->timeout = timeout;
+      impl_->group = c10::make_intrusive<::c10d::ProcessGroupNCCL>(impl_->store, o.rank, o.size, nccl);
+      backend_ = "nccl";
+      return;
+    }
+#endif
+    if (o.device.is_cuda()) throw std::invalid_argument("data-parallel on CUDA needs a LibTorch built with NCCL");
+    auto gloo = ::c10d::ProcessGroupGloo::Options::create(timeout);
+    gloo->devices.push_back(gloo_device(o.master_addr));
+    impl_->group = c10::make_intrusive<::c10d::ProcessGroupGloo>(impl_->store, o.rank, o.size, gloo);
+    backend_ = "gloo";
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw PeerError(fmt::format("rendezvous at {} did not complete within {} s (rank {} of {}): {}", where,
+                                o.timeout.count(), o.rank, o.size, brief(e)));
+  }
+}
+
+World::~World() = default;
+
+void World::sum(std::vector<torch::Tensor>& tensors) {
+  impl_->run("all-reduce (sum)", [&] { return impl_->group->allreduce(tensors); });
+}
+
+void World::max(std::vector<torch::Tensor>& tensors) {
+  ::c10d::AllreduceOptions opts;
+  opts.reduceOp = ::c10d::ReduceOp::MAX;
+  impl_->run("all-reduce (max)", [&] { return impl_->group->allreduce(tensors, opts); });
+}
+
+void World::min(std::vector<torch::Tensor>& tensors) {
+  ::c10d::AllreduceOptions opts;
+  opts.reduceOp = ::c10d::ReduceOp::MIN;
+  impl_->run("all-reduce (min)", [&] { return impl_->group->allreduce(tensors, opts); });
+}
+
+void World::broadcast_from_rank0(std::vector<torch::Tensor>& tensors) {
+  impl_->run("broadcast", [&] { return impl_->group->broadcast(tensors); });
+}
+
+void World::barrier() {
+  impl_->run("barrier", [&] { return impl_->group->barrier(); });
+}
+
+std::vector<double> World::gather(double value) {
+  // Each rank fills its own slot; a sum over ranks assembles the vector.
+  auto host = torch::zeros({size()}, torch::kFloat64);
+  host[rank()] = value;
+  std::vector<torch::Tensor> slots{host.to(options_.device)};
+  sum(slots);
+  host = slots[0].cpu();
+  const auto* data = host.data_ptr<double>();
+  return {data, data + size()};
+}
+
+}  // namespace twinbench::dist

@@ -1,0 +1,94 @@
+// The executor seam: how one run of a (case, variant, repeat) is carried out
+// once the runner has decided it can happen here. Today: in this process
+// (in_process.cpp) or by launched data-parallel workers (launched.cpp); a
+// trainer run as an external command plugs in the same way. An executor
+// begins and finishes the run's row in the store and returns its outcome; the
+// runner above it decides what runs, in which order, and skips what cannot.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "harness/base/config.h"
+#include "harness/base/provenance.h"
+#include "harness/base/records.h"
+#include "harness/metrics/run_metrics.h"
+#include "harness/store/store.h"
+
+namespace twinbench {
+
+namespace dist {
+class World;
+}
+
+struct RunOutcome {
+  std::string run_id;  // empty when no store was used
+  std::string case_name, variant;
+  int repeat = 0;
+  RunStatus status = RunStatus::running;
+  std::string reason;
+  std::optional<RunMetrics> metrics;  // absent for skipped runs and failures before step 0
+  std::vector<std::pair<std::string, std::optional<double>>> extra_metrics;  // scenario-specific (int8 export)
+};
+
+struct RunnerOptions {
+  store::Store* store = nullptr;  // where runs go; nullptr = not stored
+  std::string group_id;           // shared by every run of one invocation
+  LabelOverrides labels;
+  torch::Device device = torch::kCPU;
+  bool progress = true;
+  // Data parallel (run/dist/). A config with dist.nproc > 1 is launched as that
+  // many worker processes of this binary on this host, which rendezvous at
+  // master_addr:master_port (0 = a free port). In a worker, `world` is its job:
+  // every rank trains, rank 0 alone holds `store`.
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  dist::World* world = nullptr;
+  std::string adopted_run_id;  // a worker of a launcher: the run row rank 0 fills in
+  int repeat_index = -1;       // a worker of a launcher: the repeat to record (-1 = count)
+};
+
+// One run to carry out: the resolved config, its store row (not yet begun),
+// the outcome filled so far (case, variant, repeat) and the threads it may use.
+struct RunRequest {
+  const RunConfig& config;
+  const store::RunRecord& record;
+  RunOutcome outcome;
+  int threads = 1;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual RunOutcome execute(const RunRequest& request, const RunnerOptions& options) const = 0;
+};
+
+// In this process: alone, or as one rank of options.world.
+std::unique_ptr<Executor> make_in_process_executor();
+// dist.nproc worker processes of this binary, this process owning the run row.
+std::unique_ptr<Executor> make_launched_executor();
+// The executor for `config` here: launched workers when it asks for more than
+// one process and this process is not itself a worker, else in-process.
+std::unique_ptr<Executor> executor_for(const RunConfig& config, const RunnerOptions& options);
+
+// Writes a run's steps to the store in batches, so that storing never costs
+// measurable training time (one transaction per kFlushBatch steps).
+class StepWriter {
+ public:
+  static constexpr size_t kFlushBatch = 256;
+  StepWriter(store::Store* db, std::string run_id);  // db may be nullptr: a no-op
+  void add(const StepRecord& record);
+  void flush();
+
+ private:
+  store::Store* db_;
+  std::string run_id_;
+  std::vector<StepRecord> pending_;
+};
+
+}  // namespace twinbench

@@ -1,0 +1,181 @@
+// The in-process executor: trains one run in this process, alone or as one
+// rank of a data-parallel job, and stores its steps and metrics (executor.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "harness/base/interrupt.h"
+#include "harness/metrics/catalogue.h"
+#include "harness/run/batches.h"
+#include "harness/run/dist/data_parallel.h"
+#include "harness/run/executor.h"
+#include "harness/run/memory.h"
+#include "harness/run/plan.h"
+#include "harness/run/progress.h"
+#include "harness/run/trainer.h"
+#include "models/torch_compat.h"
+#include "models/weights/int8_export.h"
+#include "variants/registry.h"
+
+namespace twinbench {
+
+namespace {
+
+// Post-training int8 export of a trained int8 run (seed 004's format): the artifact
+// is written next to the checkpoints, loaded back into an unquantized model of the
+// same implementation, and both weight sets are evaluated on the same held-out batches.
+store::MetricList int8_export_metrics(const Variant& trained, const RunConfig& config, const std::string& variant_name,
+                                      const std::string& stem, const torch::Device& device) {
+  std::filesystem::create_directories(config.train.checkpoint_dir);
+  const std::string path = fmt::format("{}/{}-int8.ptz", config.train.checkpoint_dir, stem);
+  const auto weights = trained.export_canonical();
+  const auto stats = export_int8(weights, path);
+  ModelConfig plain = config.model;
+  plain.quant_mode = "none";
+  auto before = make_variant(variant_name, {plain, static_cast<uint64_t>(config.train.seed), device});
+  auto after = make_variant(variant_name, {plain, static_cast<uint64_t>(config.train.seed), device});
+  before->import_canonical(weights);
+  after->import_canonical(load_int8(path));
+  auto data_before = make_batch_source(config, device);
+  auto data_after = make_batch_source(config, device);
+  const double loss_before = evaluate(*before, *data_before, config.train.eval_batches);
+  const double loss_after = evaluate(*after, *data_after, config.train.eval_batches);
+  return {{"int8_artifact_bytes", static_cast<double>(stats.artifact_bytes)},
+          {"int8_compression_ratio", stats.compression_ratio},
+          {"int8_eval_loss_before", loss_before},
+          {"int8_eval_loss_after", loss_after},
+          {"int8_roundtrip_loss_delta", loss_after - loss_before}};
+}
+
+// What only a data-parallel run measures: the aggregate rates and the all-reduce's
+// share of the step (into `m`), and as extra metrics the all-reduce time, peak
+// memory per rank and whether the ranks ended in sync.
+store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m, dist::World& world,
+                                        dist::DataParallel& dp, Variant& variant) {
+  const double n = static_cast<double>(world.size());
+  if (m.tokens_per_s_per_device) m.tokens_per_s = *m.tokens_per_s_per_device * n;
+  if (m.tflops_per_s_per_device) m.tflops_per_s = *m.tflops_per_s_per_device * n;
+  store::MetricList out{{"world_size", n}, {"allreduce_buckets", static_cast<double>(dp.buckets())}};
+  double comm = 0, total = 0;
+  int64_t steady = 0;
+  for (const auto& r : result.steps)
+    if (is_steady(r)) comm += r.comm_seconds, total += r.seconds, ++steady;
+  if (steady > 0) {
+    out.emplace_back("comm_time_mean_s", comm / static_cast<double>(steady));
+    if (total > 0) m.comm_share = comm / total;
+  }
+  const auto peaks = world.gather(static_cast<double>(m.peak_memory_bytes.value_or(0)));
+  for (size_t r = 0; r < peaks.size(); ++r) {
+    out.emplace_back(fmt::format("peak_memory_bytes_rank{}", r), peaks[r]);
+    m.peak_memory_bytes = std::max<int64_t>(m.peak_memory_bytes.value_or(0), static_cast<int64_t>(peaks[r]));
+  }
+  out.emplace_back("params_in_sync", dp.parameters_in_sync(variant.parameters()) ? 1.0 : 0.0);
+  return out;
+}
+
+// The calibrated peak of the compute this process may use. On a CPU the peak was
+// measured with the calibration's threads; a process with fewer (data-parallel
+// workers share the cores out, TWINBENCH_THREADS) gets its share of it.
+double device_peak(const store::Calibration& cal, const torch::Device& device) {
+  double peak = cal.peak_tflops;
+  if (!device.is_cpu()) return peak;
+  const auto details = nlohmann::json::parse(cal.details_json, nullptr, false);
+  const int calibrated_threads = details.is_object() ? details.value("threads", 0) : 0;
+  if (calibrated_threads > 0) peak *= std::min(1.0, double(at::get_num_threads()) / calibrated_threads);
+  return peak;
+}
+
+// Trains one run in this process: alone, or as one rank of `o.world`.
+class InProcessExecutor : public Executor {
+ public:
+  RunOutcome execute(const RunRequest& request, const RunnerOptions& o) const override {
+    const RunConfig& config = request.config;
+    const store::RunRecord& record = request.record;
+    RunOutcome out = request.outcome;
+    return train_here(config, record, std::move(out), o);
+  }
+
+ private:
+  static RunOutcome train_here(const RunConfig& config, const store::RunRecord& record, RunOutcome out,
+                               const RunnerOptions& o);
+};
+
+RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::RunRecord& record, RunOutcome out,
+                                         const RunnerOptions& o) {
+  const bool supervised = !o.adopted_run_id.empty();  // a launcher records failures
+  if (supervised) out.run_id = o.adopted_run_id;
+  else if (o.store) out.run_id = o.store->begin_run(record);
+  StepWriter writer(o.store, out.run_id);
+  const std::string label = fmt::format("{} / {}{}", out.case_name, out.variant,
+                                        out.repeat > 0 ? fmt::format(" #{}", out.repeat) : "");
+  const bool rank0 = !o.world || o.world->rank() == 0;
+  try {
+    memory::reset_peak(o.device);
+    auto variant = make_variant(out.variant, {config.model, static_cast<uint64_t>(config.train.seed), o.device});
+    // Data parallel: the source yields global batches (batch rows per rank) and
+    // each rank trains on its own rows.
+    RunConfig data_config = config;
+    if (o.world) data_config.train.batch *= o.world->size();
+    auto data = make_batch_source(data_config, o.device);
+    std::optional<dist::DataParallel> dp;
+    if (o.world) {
+      dp.emplace(*o.world, static_cast<int64_t>(config.dist.bucket_mb * double(1 << 20)));
+      dp->broadcast_parameters(variant->parameters());
+    }
+    Progress progress(label, config.train.steps);
+    TrainHooks hooks;
+    hooks.on_step = [&](const StepRecord& r) {
+      writer.add(r);
+      if (o.progress && rank0) progress.step(r);
+    };
+    hooks.checkpoint_prefix =
+        fmt::format("{}/{}", config.train.checkpoint_dir, out.run_id.empty() ? label : out.run_id);
+    hooks.should_stop = [] { return stop_requested(); };
+    if (dp) hooks.sync = &*dp;
+    const TrainResult result = train(*variant, config, *data, hooks);
+    writer.flush();
+    const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
+    RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
+    m.peak_memory_bytes = memory::peak_bytes(o.device);
+    m.peak_rss_bytes = memory::peak_rss_bytes();
+    const store::MetricList metrics_extra =
+        dp ? data_parallel_metrics(result, m, *o.world, *dp, *variant) : store::MetricList{};
+    m.memory_pct = 100.0 * static_cast<double>(*m.peak_memory_bytes) /
+                   static_cast<double>(memory::device_capacity_bytes(o.device));
+    if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
+      const auto cal = o.store->latest_calibration(host_name(), record.device_name, config.train.dtype);
+      if (cal && cal->peak_tflops > 0) m.mfu = *m.tflops_per_s_per_device / device_peak(*cal, o.device);
+    }
+    out.status = result.status;
+    out.reason = result.reason;
+    out.metrics = m;
+    if (o.progress && rank0) progress.finish(std::string(to_string(result.status)));
+    auto metrics = metrics::to_list(m);
+    metrics.insert(metrics.end(), metrics_extra.begin(), metrics_extra.end());
+    if (result.status == RunStatus::completed && config.model.quant_mode == "int8" && rank0) {
+      const auto extra = int8_export_metrics(*variant, config, out.variant,
+                                             out.run_id.empty() ? fmt::format("{}-{}", out.variant, out.repeat) : out.run_id,
+                                             o.device);
+      metrics.insert(metrics.end(), extra.begin(), extra.end());
+      for (const auto& [name, value] : extra) out.extra_metrics.emplace_back(name, value);
+    }
+    if (o.store) o.store->finish_run(out.run_id, out.status, out.reason, metrics);
+  } catch (const std::exception& e) {
+    out.status = RunStatus::failed;
+    out.reason = e.what();
+    const bool peer_failure = dynamic_cast<const dist::PeerError*>(&e) != nullptr;
+    if (o.store && !(supervised && peer_failure)) {  // the launcher knows which rank failed
+      writer.flush();
+      o.store->finish_run(out.run_id, RunStatus::failed, out.reason, {});
+    }
+    if (o.world) throw;  // the ranks are out of step: this worker cannot go on
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> make_in_process_executor() { return std::make_unique<InProcessExecutor>(); }
+
+}  // namespace twinbench

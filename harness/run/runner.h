@@ -1,0 +1,28 @@
+// The case runner: for each case x variant x repeat it decides whether the run can
+// happen here (or records why not) and hands it to an executor (executor.h),
+// which trains it and writes everything to the store. It produces records;
+// reporters format them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/base/config.h"
+#include "harness/run/executor.h"
+
+namespace twinbench {
+
+// Why this case cannot run on this machine, or "" when it can.
+std::string skip_reason(const RunConfig& config);
+
+// Runs every config with every variant `repeats` times (in that nesting), stopping
+// early when a stop is requested (the interrupted run is stored as such).
+std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
+                                const RunnerOptions& options);
+
+// The "case" label of a config: the case name, or "preset:<name>".
+std::string case_label(const RunConfig& config);
+
+}  // namespace twinbench

@@ -1,0 +1,389 @@
+// Ratio intervals, the four-outcome decision, Bonferroni confidence, the
+// sequential plan, and the t / normal distributions (see interval.h for the
+// rules and why).
+#include "harness/stats/interval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace twinbench::stats {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Continued fraction of the regularized incomplete beta function (modified
+// Lentz), converging fast for x < (a + 1) / (a + b + 2).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr int kMaxIter = 500;
+  constexpr double kEps = 1e-16, kTiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= kMaxIter; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+// P(T > t) for t >= 0, computed directly (not as 1 - cdf) so small tails keep
+// their relative precision.
+double t_upper_tail(double t, double df) { return 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t)); }
+
+double t_pdf(double t, double df) {
+  return std::exp(std::lgamma((df + 1) / 2) - std::lgamma(df / 2) - 0.5 * std::log(df * kPi) -
+                  (df + 1) / 2 * std::log1p(t * t / df));
+}
+
+constexpr double kHugeDf = 1e7;
+
+void check_confidence(double confidence) {
+  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("confidence must be in (0, 1)");
+}
+
+bool usable(double x) { return std::isfinite(x) && x > 0; }
+
+struct MeanSd {
+  double mean, sd;
+};
+MeanSd mean_sd(const std::vector<double>& v) { return {stats::mean(v), stats::stddev(v)}; }
+
+RatioInterval interval_from_log(double center, double half_width) {
+  RatioInterval iv;
+  iv.low = std::exp(center - half_width);
+  iv.high = std::exp(center + half_width);
+  iv.detectable = std::expm1(half_width);
+  return iv;
+}
+
+std::vector<double> usable_log_diffs(const std::vector<RunPair>& pairs) {
+  std::vector<double> d;
+  for (const auto& p : pairs)
+    if (usable(p.a) && usable(p.b)) d.push_back(std::log(p.b / p.a));
+  return d;
+}
+
+std::string signed_percent(double ratio) {
+  const double pct = (ratio - 1) * 100;
+  // Round first so -0.04% prints "+0.0%" rather than "-0.0%".
+  const double rounded = std::round(pct * 10) / 10;
+  return fmt::format("{}{:.1f}%", rounded < 0 ? "-" : "+", std::fabs(rounded));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ distributions
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: p must be in (0, 1)");
+  // Acklam's rational approximation (relative error 1.15e-9), then one Halley
+  // step on erfc, which brings it to double precision.
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  constexpr double kLow = 0.02425;
+  double x;
+  if (p < kLow) {
+    const double q = std::sqrt(-2 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p <= 1 - kLow) {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  } else {
+    const double q = std::sqrt(-2 * std::log1p(-p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  // Halley refinement; e = cdf(x) - p, computed from the smaller tail to keep precision.
+  const double e = x < 0 ? 0.5 * std::erfc(-x / std::sqrt(2.0)) - p : (1 - p) - 0.5 * std::erfc(x / std::sqrt(2.0));
+  const double u = e * std::sqrt(2 * kPi) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+double student_t_cdf(double t, double df) {
+  if (!(df > 0)) throw std::invalid_argument("student_t_cdf: df must be > 0");
+  if (std::isnan(t)) return kNaN;
+  if (df > kHugeDf) return normal_cdf(t);
+  const double tail = t_upper_tail(std::fabs(t), df);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("student_t_quantile: p must be in (0, 1)");
+  if (!(df > 0)) throw std::invalid_argument("student_t_quantile: df must be > 0");
+  if (df > kHugeDf) return normal_quantile(p);
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -student_t_quantile(1 - p, df);
+  const double q = 1 - p;  // the upper tail to hit
+  if (df == 1) return std::tan(kPi * (p - 0.5));
+  if (df == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));
+  // Start from the Cornish-Fisher expansion around the normal quantile, keep a
+  // bracket [lo, hi] with tail(lo) > q > tail(hi), and take Newton steps,
+  // bisecting whenever a step would leave the bracket.
+  const double z = normal_quantile(p), z2 = z * z;
+  double t = z + z * (z2 + 1) / (4 * df) + z * ((5 * z2 + 16) * z2 + 3) / (96 * df * df);
+  if (!(t > 0) || !std::isfinite(t)) t = z;
+  double lo = 0, hi = t;
+  while (t_upper_tail(hi, df) > q) {
+    lo = hi;
+    hi *= 2;
+  }
+  t = std::clamp(t, lo, hi);
+  for (int i = 0; i < 200; ++i) {
+    const double f = t_upper_tail(t, df) - q;  // decreasing in t
+    if (f == 0) return t;
+    if (f > 0)
+      lo = t;
+    else
+      hi = t;
+    double next = t + f / t_pdf(t, df);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    if (std::fabs(next - t) <= 1e-14 * next) return next;
+    t = next;
+  }
+  return t;
+}
+
+// ------------------------------------------------------------ the estimate
+
+RatioEstimate estimate_paired(const std::vector<RunPair>& pairs, double confidence) {
+  check_confidence(confidence);
+  RatioEstimate e;
+  e.paired = true;
+  e.confidence = confidence;
+  const std::vector<double> d = usable_log_diffs(pairs);
+  e.n_a = e.n_b = d.size();
+  if (d.empty()) return e;
+  if (d.size() < 2) {
+    e.ratio = std::exp(d[0]);
+    return e;
+  }
+  const auto [m, sd] = mean_sd(d);
+  const auto n = static_cast<double>(d.size());
+  e.ratio = std::exp(m);
+  e.log_sd = sd;
+  e.df = n - 1;
+  const double half = student_t_quantile((1 + confidence) / 2, e.df) * sd / std::sqrt(n);
+  e.interval = interval_from_log(m, half);
+  return e;
+}
+
+RatioEstimate estimate_unpaired(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  check_confidence(confidence);
+  RatioEstimate e;
+  e.paired = false;
+  e.confidence = confidence;
+  std::vector<double> la, lb;
+  for (double x : a)
+    if (usable(x)) la.push_back(std::log(x));
+  for (double x : b)
+    if (usable(x)) lb.push_back(std::log(x));
+  e.n_a = la.size();
+  e.n_b = lb.size();
+  if (la.empty() || lb.empty()) return e;
+  if (la.size() < 2 || lb.size() < 2) {
+    // No interval: the sides' medians still give the best point value.
+    e.ratio = std::exp(median(lb) - median(la));
+    return e;
+  }
+  const auto [ma, sa] = mean_sd(la);
+  const auto [mb, sb] = mean_sd(lb);
+  const auto na = static_cast<double>(la.size()), nb = static_cast<double>(lb.size());
+  const double va = sa * sa / na, vb = sb * sb / nb;
+  const double se = std::sqrt(va + vb);
+  e.ratio = std::exp(mb - ma);
+  e.log_sd = std::sqrt(sa * sa + sb * sb);
+  // Welch-Satterthwaite; both sides without spread leave it undefined, then the
+  // pooled df (the interval has zero width either way).
+  const double denom = va * va / (na - 1) + vb * vb / (nb - 1);
+  e.df = denom > 0 ? (va + vb) * (va + vb) / denom : na + nb - 2;
+  const double half = student_t_quantile((1 + confidence) / 2, e.df) * se;
+  e.interval = interval_from_log(mb - ma, half);
+  return e;
+}
+
+RatioEstimate estimate_paired_bootstrap(const std::vector<RunPair>& pairs, double confidence, uint64_t seed,
+                                        size_t resamples) {
+  RatioEstimate e = estimate_paired(pairs, confidence);
+  const std::vector<double> d = usable_log_diffs(pairs);
+  if (d.size() < 10 || resamples < 100) return e;
+  const size_t n = d.size();
+  const double theta = stats::mean(d);
+  // Resample pairs with replacement. The index is taken as rng() % n (not
+  // std::uniform_int_distribution, whose output differs between standard
+  // libraries) so the interval is the same on every platform; the modulo bias
+  // is below n / 2^64.
+  std::mt19937_64 rng(seed);
+  std::vector<double> boot(resamples);
+  for (auto& v : boot) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += d[rng() % n];
+    v = sum / static_cast<double>(n);
+  }
+  std::sort(boot.begin(), boot.end());
+  // Bias correction z0 from the share of resamples below the estimate (ties half).
+  const auto below = static_cast<double>(std::lower_bound(boot.begin(), boot.end(), theta) - boot.begin());
+  const auto ties =
+      static_cast<double>(std::upper_bound(boot.begin(), boot.end(), theta) - boot.begin()) - below;
+  const double B = static_cast<double>(resamples);
+  const double share = std::clamp((below + ties / 2) / B, 0.5 / B, 1 - 0.5 / B);
+  const double z0 = normal_quantile(share);
+  // Acceleration from the jackknife of the mean.
+  double sum = 0;
+  for (double x : d) sum += x;
+  std::vector<double> jack(n);
+  for (size_t i = 0; i < n; ++i) jack[i] = (sum - d[i]) / static_cast<double>(n - 1);
+  const double jbar = stats::mean(jack);
+  double num = 0, den = 0;
+  for (double j : jack) {
+    num += std::pow(jbar - j, 3);
+    den += std::pow(jbar - j, 2);
+  }
+  const double accel = den > 0 ? num / (6 * std::pow(den, 1.5)) : 0;
+  auto bound = [&](double tail_p) {
+    const double z = normal_quantile(tail_p);
+    const double adj = normal_cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)));
+    return quantile(boot, std::clamp(adj, 0.0, 1.0));
+  };
+  const double lo = bound((1 - confidence) / 2), hi = bound((1 + confidence) / 2);
+  e.ratio = std::exp(theta);
+  e.interval = RatioInterval{std::exp(lo), std::exp(hi), std::expm1((hi - lo) / 2)};
+  return e;
+}
+
+// ------------------------------------------------------------ the verdict
+
+std::string to_string(Outcome o) {
+  switch (o) {
+    case Outcome::kRegressed: return "regressed";
+    case Outcome::kImproved: return "improved";
+    case Outcome::kNoChange: return "no change";
+    case Outcome::kInconclusive: return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+Outcome decide(const RatioEstimate& e, double threshold, bool higher_is_better) {
+  if (!(threshold >= 0 && threshold < 1)) throw std::invalid_argument("decide: threshold must be in [0, 1)");
+  if (!e.interval || !std::isfinite(e.ratio)) return Outcome::kInconclusive;
+  const RatioInterval& iv = *e.interval;
+  const bool up = iv.low > 1 && e.ratio > 1 + threshold;     // B clearly above A
+  const bool down = iv.high < 1 && e.ratio < 1 - threshold;  // B clearly below A
+  if (up) return higher_is_better ? Outcome::kImproved : Outcome::kRegressed;
+  if (down) return higher_is_better ? Outcome::kRegressed : Outcome::kImproved;
+  if (iv.low >= 1 - threshold && iv.high <= 1 + threshold) return Outcome::kNoChange;
+  return Outcome::kInconclusive;
+}
+
+size_t runs_needed(const RatioEstimate& e, double target_change, double confidence) {
+  if (!(target_change > 0)) throw std::invalid_argument("runs_needed: target_change must be > 0");
+  check_confidence(confidence);
+  if (!e.interval || !std::isfinite(e.log_sd)) return 0;
+  const double h = std::log1p(target_change);
+  const double p = (1 + confidence) / 2;
+  // The half-width t_{p, n-1} * log_sd / sqrt(n) only shrinks as n grows:
+  // double n until it fits, then bisect for the smallest n that does.
+  const auto fits = [&](size_t n) {
+    return student_t_quantile(p, static_cast<double>(n - 1)) * e.log_sd / std::sqrt(static_cast<double>(n)) <= h;
+  };
+  constexpr size_t kCap = size_t{1} << 30;  // beyond this "about" is all a caller can use
+  size_t lo = 1, hi = 2;  // fits(lo) is false by convention (one run has no interval)
+  while (!fits(hi)) {
+    if (hi >= kCap) return kCap;
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// ------------------------------------------------------------ false alarms and sequential looks
+
+double per_test_confidence(double family_confidence, size_t tests, size_t looks) {
+  check_confidence(family_confidence);
+  if (tests < 1 || looks < 1) throw std::invalid_argument("per_test_confidence: tests and looks must be >= 1");
+  return 1 - (1 - family_confidence) / (static_cast<double>(tests) * static_cast<double>(looks));
+}
+
+SequentialPlan default_plan(size_t max_pairs) {
+  if (max_pairs < 2) throw std::invalid_argument("default_plan: max_pairs must be >= 2");
+  SequentialPlan plan;
+  // 3, 4, 6, 8, 12, 16, ...: the pairs 3 * 2^k and 4 * 2^k.
+  for (size_t base = 1; 3 * base <= max_pairs; base *= 2) {
+    plan.looks.push_back(3 * base);
+    if (4 * base <= max_pairs) plan.looks.push_back(4 * base);
+  }
+  if (plan.looks.empty() || plan.looks.back() != max_pairs) plan.looks.push_back(max_pairs);
+  return plan;
+}
+
+bool should_stop(Outcome o) { return o != Outcome::kInconclusive; }
+
+// ------------------------------------------------------------ formatting
+
+std::string format_change(const RatioEstimate& e) {
+  if (!std::isfinite(e.ratio)) return "—";
+  if (!e.interval) {
+    const size_t n = std::min(e.n_a, e.n_b);
+    return fmt::format("{} (no interval: {} {})", signed_percent(e.ratio), n,
+                       e.paired ? (n == 1 ? "pair" : "pairs") : (n == 1 ? "run" : "runs"));
+  }
+  return fmt::format("{} [{}, {}]", signed_percent(e.ratio), signed_percent(e.interval->low),
+                     signed_percent(e.interval->high));
+}
+
+std::string inconclusive_note(const RatioEstimate& e, double target_change) {
+  if (!e.interval) return "too few runs for an interval";
+  const double pct = e.interval->detectable * 100;
+  std::string note = pct < 10 ? fmt::format("could detect >= {:.1f}%", pct) : fmt::format("could detect >= {:.0f}%", pct);
+  const size_t have = std::min(e.n_a, e.n_b);
+  const size_t need = runs_needed(e, target_change, e.confidence);
+  if (need > have)
+    note += fmt::format("; about {} more runs per side for {:.0f}%", need - have, target_change * 100);
+  return note;
+}
+
+}  // namespace twinbench::stats

@@ -1,0 +1,190 @@
+// Per-run ratio estimation and the four-outcome verdict: the B/A ratio of a
+// timing metric with its confidence interval (paired t over interleaved pairs,
+// Welch over unpaired runs, optional BCa bootstrap), the decision regressed /
+// improved / no change / inconclusive, how many runs a smaller change would
+// need, the Bonferroni rule that holds the false-alarm rate per comparison and
+// across repeated looks, and the sequential plan (when to look) for a time
+// budget. Also the Student t and normal distributions these need. Pure C++17
+// plus fmt for the two formatting helpers.
+//
+// The run (one process) is the unit of replication: every input value here is
+// one robust value per run (run_summary in summary.h), never pooled steps.
+// Steps of one process share memory layout, thread placement and neighbours,
+// so pooling them fakes significance (see docs/verdicts.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/stats/summary.h"
+
+namespace twinbench::stats {
+
+// ------------------------------------------------------------ distributions
+
+double normal_cdf(double x);
+// Inverse of normal_cdf to about 1e-15 relative; p in (0, 1), else
+// std::invalid_argument.
+double normal_quantile(double p);
+// Student t with df > 0 degrees of freedom (non-integer df allowed, as Welch's
+// needs); the cdf goes through the regularized incomplete beta function.
+double student_t_cdf(double t, double df);
+// Inverse of student_t_cdf (relative error below 1e-12); p in (0, 1) and
+// df > 0, else std::invalid_argument. df above 1e7 uses the normal quantile.
+double student_t_quantile(double p, double df);
+
+// ------------------------------------------------------------ the estimate
+
+// One interleaved pair (A then B, or B then A, in random order): the per-run
+// values of baseline A and candidate B that ran next to each other.
+struct RunPair {
+  double a = kNaN, b = kNaN;
+};
+
+struct RatioInterval {
+  double low = kNaN, high = kNaN;  // B/A bounds: 0.968 and 1.194 for [-3.2%, +19.4%]
+  // The smallest relative change these runs could detect at this confidence:
+  // exp(h) - 1 for the half-width h of the interval of ln(B/A). A true change
+  // of that size moves the interval off 1 about half of the time.
+  double detectable = kNaN;
+};
+
+struct RatioEstimate {
+  size_t n_a = 0, n_b = 0;  // usable runs per side; paired: usable pairs (n_a == n_b)
+  bool paired = false;
+  // B/A point estimate: exp(mean ln(b/a)) paired, exp(mean ln b - mean ln a)
+  // unpaired (geometric means); without an interval the ratio of the sides'
+  // medians (b/a for one pair). NaN when a side has no usable run.
+  double ratio = kNaN;
+  double confidence = 0.95;
+  // Empty with fewer than 2 usable pairs (paired) or fewer than 2 usable runs
+  // on either side (unpaired): one run cannot show its own noise.
+  std::optional<RatioInterval> interval;
+  // Standard deviation of one replicate's ln(B/A): of the pair differences
+  // (paired) or sqrt(s_a^2 + s_b^2) of the sides' log values (unpaired), so a
+  // side of n runs gives half-width t * log_sd / sqrt(n). NaN without interval.
+  double log_sd = kNaN;
+  double df = kNaN;  // degrees of freedom of the t quantile (n - 1, or Welch-Satterthwaite)
+};
+
+// A usable run value is finite and > 0 (the comparison works on logarithms);
+// pairs with an unusable side, and unusable runs, are dropped and not counted.
+// confidence in (0, 1), else std::invalid_argument.
+//
+// Paired: d_i = ln(b_i / a_i), interval mean(d) +- t_{(1+c)/2, n-1} s_d / sqrt(n),
+// mapped back with exp. Interleaved pairs share the machine's state (drift,
+// neighbours), which cancels in d_i; the t interval is exact for normal d_i and
+// run values are close to lognormal, so d_i are close to normal.
+RatioEstimate estimate_paired(const std::vector<RunPair>& pairs, double confidence = 0.95);
+// Unpaired: Welch's interval on mean ln b - mean ln a with Welch-Satterthwaite
+// degrees of freedom (the sides may differ in noise and count).
+RatioEstimate estimate_unpaired(const std::vector<double>& a, const std::vector<double>& b,
+                                double confidence = 0.95);
+// Paired BCa bootstrap (Efron's bias-corrected and accelerated percentile
+// interval of mean d, `resamples` resamples of the pairs, std::mt19937_64 with
+// `seed`: deterministic on every platform). With fewer than 10 usable pairs it
+// returns estimate_paired. NOT the default: in the seeded simulations
+// (stats_simulation_test, A/A at 6% run-level CV) it covers less than its
+// nominal level at the pair counts a time budget allows (95% nominal: 90% at
+// 10 pairs, 93% at 16; with 10% outlier runs 85% and 88%; at the per-look
+// 99.64%: 97-98%), while the t interval holds its level in all of them
+// (94-96%, 99.2-100%). Verdicts use the t interval.
+RatioEstimate estimate_paired_bootstrap(const std::vector<RunPair>& pairs, double confidence, uint64_t seed,
+                                        size_t resamples = 4000);
+
+// ------------------------------------------------------------ the verdict
+
+enum class Outcome { kRegressed, kImproved, kNoChange, kInconclusive };
+std::string to_string(Outcome o);  // "regressed", "improved", "no change", "inconclusive"
+
+// The default relative threshold of timing metrics: smaller changes are "no change".
+inline constexpr double kDefaultThreshold = 0.03;
+
+// The rule (threshold t relative, e.g. 0.03; "bad" is ratio > 1 for a
+// lower-is-better metric such as step time, ratio < 1 for higher-is-better):
+//   regressed / improved: the interval excludes 1 on that side AND the point
+//     estimate is beyond 1 +- t on that side;
+//   no change: the whole interval lies inside [1 - t, 1 + t];
+//   inconclusive: anything else, and always without an interval.
+// Why "excludes 1 and the estimate beyond t" rather than "the whole interval
+// beyond t": the latter needs the interval's half-width below (change - t),
+// i.e. for a 10% change with a 3% threshold about (10/7)^2 = 2x the runs of
+// the chosen rule for the same power, and would still leave a clear 5% change
+// inconclusive at any affordable budget. The chosen rule is as strict about
+// false alarms (a same-build comparison must first push its interval off 1,
+// which happens with probability 1 - confidence) and the threshold only
+// keeps significant but tiny changes from being called. threshold in [0, 1),
+// else std::invalid_argument.
+Outcome decide(const RatioEstimate& e, double threshold, bool higher_is_better);
+
+// About how many runs (pairs) per side would bring the smallest detectable
+// change (RatioInterval::detectable) down to target_change at `confidence`:
+// the smallest n with t_{(1+c)/2, n-1} * log_sd / sqrt(n) <= ln(1 + target),
+// taking the observed log_sd as the true one (the normal-theory estimate;
+// with few runs log_sd itself is uncertain, so read it as "about"). This is a
+// total per side, not the additional runs. 0 when the estimate has no
+// interval (the noise is unknown); at least 2. target_change > 0, else
+// std::invalid_argument.
+size_t runs_needed(const RatioEstimate& e, double target_change, double confidence);
+
+// ------------------------------------------------------------ false alarms and sequential looks
+
+inline constexpr double kDefaultFamilyConfidence = 0.95;
+
+// The confidence each interval must use so that a whole comparison (every case
+// of a `compare` or report, each case's timing verdict one test; rates derived
+// from one time share that time's test) raises a false alarm with probability
+// at most 1 - family_confidence, although each case is looked at up to
+// `looks` times as runs are added: Bonferroni over tests x looks,
+//   1 - (1 - family_confidence) / (tests * looks).
+// Valid for any looks the caller takes, as long as it takes at most `looks`
+// per test. family_confidence in (0, 1), tests >= 1, looks >= 1, else
+// std::invalid_argument.
+double per_test_confidence(double family_confidence, size_t tests, size_t looks);
+
+// When to look while pairs are added. The caller runs interleaved pairs (A B
+// or B A in random order), and when the pair count reaches looks[k] it
+// computes estimate_paired at per_test_confidence(0.95, tests, looks.size())
+// and stops once should_stop(decide(...)). When the time budget ends between
+// two looks, one last look at the pairs so far replaces the planned looks not
+// reached, so the number of looks never exceeds looks.size() and the
+// Bonferroni bound still holds.
+struct SequentialPlan {
+  std::vector<size_t> looks;  // increasing pair counts, the last one the maximum
+};
+
+// The default maximum of pairs per case, chosen from the seeded simulations in
+// stats_simulation_test (default plan, 3% threshold, 2 cases per comparison,
+// all run-level noise per process): at 5% run-level CV a 10% slowdown is found
+// in 99.9% of cases after 10.4 pairs on average (a maximum of 16 pairs: 96%,
+// 12: 85%); a 5% slowdown is found in 63% within 24 pairs (32: 82%, 48: 97%).
+// A/A comparisons run to the maximum unless "no change" stops them (at 3%
+// CV about half do) and raise a false alarm in 2.4-4.1% of comparisons at
+// 3-15% run-level CV (3.3% with one case per comparison at 6%).
+inline constexpr size_t kDefaultMaxPairs = 24;
+
+// Looks at 3, 4, 6, 8, 12, 16, 24, 32, 48, ... pairs up to max_pairs, and at
+// max_pairs itself (default_plan(24) = {3, 4, 6, 8, 12, 16, 24};
+// default_plan(20) = {3, 4, 6, 8, 12, 16, 20}). Roughly geometric: each look
+// adds about as much precision as the one before, and every extra look costs
+// alpha. The early looks stop only large changes (a broken build) quickly.
+// max_pairs >= 2, else std::invalid_argument (default_plan(2) = {2}).
+SequentialPlan default_plan(size_t max_pairs = kDefaultMaxPairs);
+
+// Whether the sequential procedure stops at this look: any outcome but inconclusive.
+bool should_stop(Outcome o);
+
+// ------------------------------------------------------------ formatting (one wording everywhere)
+
+// "+8.1% [-3.2%, +19.4%]": the change B/A - 1 with its interval, one decimal;
+// "+8.1% (no interval: 1 run)" without one; "—" when there is no ratio.
+std::string format_change(const RatioEstimate& e);
+// For an inconclusive verdict: "could detect >= 14%; about 12 more runs per
+// side for 5%" (the second part left out when no interval or already enough
+// runs).
+std::string inconclusive_note(const RatioEstimate& e, double target_change);
+
+}  // namespace twinbench::stats
