@@ -10,6 +10,7 @@ packages=(
   libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libssl-dev  # `twinbench import`: SHA-256 of imported logs (OpenSSL's libcrypto)
   tidy chromium  # report tests: HTML validation and headless rendering
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
   python3-torch  # ci/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)

@@ -24,7 +24,7 @@ constexpr std::string_view kRunColumns[] = {
 constexpr std::string_view kJsonColumns[] = {"config_json", "provenance_json"};
 constexpr std::string_view kStepColumns[] = {"step",    "loss",          "step_time_s",
                                              "tokens",  "is_warmup",     "is_eval",
-                                             "is_checkpoint", "eval_loss"};
+                                             "is_checkpoint", "eval_loss", "is_stall"};
 
 // A metric's column: its name, or "metric.<name>" where that would clash with a
 // fixed column (or with "steps", the nested array) or with another metric's
@@ -91,12 +91,13 @@ Json step_object(const StepRecord& s) {
   Json j = Json::object();
   j["step"] = s.step;
   j["loss"] = s.loss;  // NaN is written as null
-  j["step_time_s"] = s.seconds;
+  j["step_time_s"] = s.seconds;  // an unknown (NaN) time too
   j["tokens"] = s.tokens;
   j["is_warmup"] = s.warmup;
   j["is_eval"] = s.eval;
   j["is_checkpoint"] = s.checkpoint;
   j["eval_loss"] = s.eval_loss ? Json(*s.eval_loss) : Json(nullptr);
+  j["is_stall"] = s.stall;
   return j;
 }
 
@@ -159,11 +160,9 @@ void end_line(std::string& line, std::string& out) {
   line.clear();
 }
 
-}  // namespace
-
-std::string export_runs(const Store& store, const RunFilter& filter, ExportFormat format,
+// The given runs in the chosen format (export_runs and export_run).
+std::string export_list(const Store& store, const std::vector<RunRecord>& runs, ExportFormat format,
                         bool with_steps) {
-  const std::vector<RunRecord> runs = store.runs(filter);
   std::vector<MetricMap> metrics;
   metrics.reserve(runs.size());
   std::set<std::string> names;
@@ -172,6 +171,17 @@ std::string export_runs(const Store& store, const RunFilter& filter, ExportForma
     for (const auto& metric : metrics.back()) names.insert(metric.first);
   }
   const auto metric_cols = metric_columns(names);
+
+  if (format == ExportFormat::kJsonl) {
+    std::string out;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      Json line = Json::object();
+      line["twinbench_run"] = run_object(runs[i], metrics[i], metric_cols, /*nest_json=*/true);
+      out += line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+      for (const StepRecord& s : store.steps(runs[i].run_id)) out += step_object(s).dump() + "\n";
+    }
+    return out;
+  }
 
   if (format == ExportFormat::kJson) {
     Json list = Json::array();
@@ -214,6 +224,19 @@ std::string export_runs(const Store& store, const RunFilter& filter, ExportForma
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string export_runs(const Store& store, const RunFilter& filter, ExportFormat format,
+                        bool with_steps) {
+  return export_list(store, store.runs(filter), format, with_steps);
+}
+
+std::string export_run(const Store& store, const std::string& run_id, ExportFormat format, bool with_steps) {
+  auto run = store.run(run_id);
+  if (!run) throw StoreError(fmt::format("{}: no run {}", store.path(), run_id));
+  return export_list(store, {std::move(*run)}, format, with_steps);
 }
 
 }  // namespace twinbench::store

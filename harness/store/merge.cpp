@@ -47,11 +47,11 @@ constexpr std::string_view kInsertRun =
 
 constexpr std::string_view kSelectSourceSteps =
     "SELECT run_id, step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint,"
-    " eval_loss FROM steps WHERE run_id = ?1 ORDER BY step";
-constexpr int kStepColumns = 9;
+    " eval_loss, is_stall FROM steps WHERE run_id = ?1 ORDER BY step";
+constexpr int kStepColumns = 10;
 constexpr std::string_view kInsertStep =
     "INSERT INTO steps (run_id, step, loss, step_time_s, tokens, is_warmup, is_eval,"
-    " is_checkpoint, eval_loss) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+    " is_checkpoint, eval_loss, is_stall) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 constexpr std::string_view kSelectSourceMetrics =
     "SELECT run_id, name, value FROM run_metrics WHERE run_id = ?1 ORDER BY name";

@@ -88,12 +88,40 @@ CREATE TABLE calibrations (
 CREATE INDEX calibrations_lookup ON calibrations (host, device, dtype, measured_at);
 )sql";
 
+// Version 3: steps.is_stall (a step the stall rule marked: excluded from the
+// steady-state statistics, docs/metrics.md) and a nullable steps.step_time_s
+// (NULL = the step's time is unknown: an imported log that prints losses
+// without times, or a first step without a previous timestamp). SQLite cannot
+// drop a NOT NULL with ALTER TABLE, so the table is rebuilt (nothing
+// references `steps`, so no foreign key needs to be off); old rows keep every
+// value and get is_stall = 0.
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE steps_v3 (
+  run_id        TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  step          INTEGER NOT NULL,
+  loss          REAL,
+  step_time_s   REAL,
+  tokens        INTEGER NOT NULL,
+  is_warmup     INTEGER NOT NULL DEFAULT 0 CHECK (is_warmup IN (0, 1)),
+  is_eval       INTEGER NOT NULL DEFAULT 0 CHECK (is_eval IN (0, 1)),
+  is_checkpoint INTEGER NOT NULL DEFAULT 0 CHECK (is_checkpoint IN (0, 1)),
+  eval_loss     REAL,
+  is_stall      INTEGER NOT NULL DEFAULT 0 CHECK (is_stall IN (0, 1)),
+  PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+INSERT INTO steps_v3 (run_id, step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint, eval_loss)
+  SELECT run_id, step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint, eval_loss FROM steps;
+DROP TABLE steps;
+ALTER TABLE steps_v3 RENAME TO steps;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "initial schema: runs, steps, run_metrics", kV1},
       {2, "promoted provenance columns, steps.eval_loss, calibrations", kV2},
+      {3, "steps.is_stall, nullable steps.step_time_s", kV3},
   };
   return list;
 }

@@ -176,7 +176,7 @@ void expect_same_run(const Store& got_store, const Store& want_store, const std:
     EXPECT_TRUE(a.step == b.step && same_double(a.loss, b.loss) &&
                 a.seconds == b.seconds && a.tokens == b.tokens &&
                 a.warmup == b.warmup && a.eval == b.eval &&
-                a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss)
+                a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss && a.stall == b.stall)
         << "step " << b.step;
   }
   EXPECT_EQ(got_store.metrics(run_id), want_store.metrics(run_id));
@@ -358,7 +358,7 @@ TEST_F(StoreMergeTest, RefusesNewerSchemaSourceAndWritesNothing) {
   }
   const std::string b2_before = read_bytes(b);
   expect_store_error([&] { merge_databases({b, path("a.db")}, dest); },
-                     {path("a.db"), "schema version 99", "up to 2"});
+                     {path("a.db"), "schema version 99", "up to 3"});
   EXPECT_EQ(read_bytes(dest), dest_before);
   EXPECT_EQ(counts(dest), dest_counts);
   EXPECT_EQ(read_bytes(path("a.db")), source_before);
@@ -518,11 +518,11 @@ TEST_F(ExportTest, CsvHasMetricColumnsAndRoundTripsPerRfc4180) {
   const auto step_rows = parse_csv(export_runs(s, {}, ExportFormat::kCsv, true));
   ASSERT_EQ(step_rows.size(), 1u + 3 + 2);
   const auto& h = step_rows[0];
-  ASSERT_EQ(h.size(), header.size() + 8);
+  ASSERT_EQ(h.size(), header.size() + 9);
   EXPECT_EQ(std::vector<std::string>(h.begin(), h.begin() + header.size()), header);
   EXPECT_EQ(std::vector<std::string>(h.begin() + header.size(), h.end()),
             (std::vector<std::string>{"step", "loss", "step_time_s", "tokens", "is_warmup",
-                                      "is_eval", "is_checkpoint", "eval_loss"}));
+                                      "is_eval", "is_checkpoint", "eval_loss", "is_stall"}));
   const Store& store = s;
   for (size_t i = 1; i < step_rows.size(); ++i) {
     const auto& row = step_rows[i];

@@ -1,0 +1,270 @@
+// A parsed log to one stored run (see import_log.h). The rules for what each
+// figure becomes are documented in docs/cli.md ("import") and docs/metrics.md.
+#include "harness/ingest/import_log.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/base/build_info.h"
+#include "harness/ingest/maxview.h"
+#include "harness/ingest/sha256.h"
+#include "harness/metrics/catalogue.h"
+#include "harness/stats/summary.h"
+
+namespace twinbench::ingest {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr size_t kMaxSkipNotes = 20;  // in the provenance; the parser keeps up to kMaxSkipMessages
+
+std::optional<double> finite_or_none(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+const std::string* provenance_value(const ParsedLog& log, const std::string& key) {
+  const auto it = log.provenance.find(key);
+  return it == log.provenance.end() ? nullptr : &it->second;
+}
+
+// A positive finite number from the first of `keys` the log's provenance has.
+std::optional<double> provenance_number(const ParsedLog& log, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const std::string* text = provenance_value(log, key);
+    if (!text || text->empty()) continue;
+    char* end = nullptr;
+    const double v = std::strtod(text->c_str(), &end);
+    if (*end == '\0' && std::isfinite(v) && v > 0) return v;
+  }
+  return std::nullopt;
+}
+
+std::string provenance_text(const ParsedLog& log, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (const std::string* text = provenance_value(log, key); text && !text->empty()) return *text;
+  return "";
+}
+
+// Model TFLOPs per optimizer step per device: the log's own figure (MaxText's
+// `Total TFLOPs`, or an exported run's tflops_per_step_per_device), else the
+// median over steps of TFLOP/s x seconds. NaN when the log says neither.
+double tflops_per_step(const ParsedLog& log) {
+  if (const auto v = provenance_number(log, {"tflops_per_step", "tflops_per_step_per_device"})) return *v;
+  std::vector<double> work;
+  for (const ParsedStep& s : log.steps)
+    if (s.tflops_per_s && s.seconds && *s.seconds > 0 && std::isfinite(*s.tflops_per_s))
+      work.push_back(*s.tflops_per_s * *s.seconds);
+  return work.empty() ? stats::kNaN : stats::median(work);
+}
+
+// Tokens per optimizer step per device: the median of the steps' own token
+// counts, else of tokens/s x seconds. NaN when the log says neither.
+double tokens_per_step(const ParsedLog& log) {
+  std::vector<double> given, derived;
+  for (const ParsedStep& s : log.steps) {
+    if (s.tokens && *s.tokens > 0) given.push_back(*s.tokens);
+    if (s.tokens_per_s && s.seconds && *s.seconds > 0) derived.push_back(*s.tokens_per_s * *s.seconds);
+  }
+  if (!given.empty()) return stats::median(given);
+  return derived.empty() ? stats::kNaN : stats::median(derived);
+}
+
+std::vector<StepRecord> to_steps(const ParsedLog& log, int64_t warmup_steps, double tokens_fallback) {
+  std::vector<StepRecord> out;
+  out.reserve(log.steps.size());
+  for (size_t i = 0; i < log.steps.size(); ++i) {
+    const ParsedStep& p = log.steps[i];
+    StepRecord s;
+    s.step = p.step;
+    s.loss = p.loss.value_or(stats::kNaN);
+    s.seconds = p.seconds.value_or(stats::kNaN);  // unknown: stored as NULL, never a steady step
+    const double tokens = p.tokens && *p.tokens > 0 ? *p.tokens : tokens_fallback;
+    s.tokens = std::isfinite(tokens) ? std::llround(tokens) : 0;
+    s.warmup = p.is_warmup.value_or(false) || static_cast<int64_t>(i) < warmup_steps;
+    s.eval = p.is_eval.value_or(false);
+    s.checkpoint = p.is_checkpoint.value_or(false);
+    s.stall = p.is_stall.value_or(false);
+    s.eval_loss = p.eval_loss;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The first step whose loss the log printed as nan/inf: the run diverged there.
+const ParsedStep* first_diverged(const ParsedLog& log) {
+  for (const ParsedStep& s : log.steps)
+    if (s.loss && !std::isfinite(*s.loss)) return &s;
+  return nullptr;
+}
+
+int world_size_of(const ParsedLog& log, const ImportOptions& o) {
+  if (o.devices) return *o.devices;
+  if (const auto n = provenance_number(log, {"num_devices", "world_size"}); n && *n < 1e6) return static_cast<int>(*n);
+  return 1;
+}
+
+std::optional<double> peak_tflops_of(const ParsedLog& log, const ImportOptions& o) {
+  if (o.peak_tflops) return o.peak_tflops;
+  if (const auto v = provenance_number(log, {"peak_tflops"})) return v;
+  if (const auto flops = provenance_number(log, {"peak_flops"})) return *flops / 1e12;  // torchtitan: FLOP/s
+  return std::nullopt;
+}
+
+RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& steps, int world_size,
+                           const std::optional<double>& peak_tflops) {
+  TrainResult result;
+  result.steps = steps;
+  if (!log.eval_losses.empty()) result.eval_loss = finite_or_none(log.eval_losses.back().second);
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (std::isfinite(steps[i].seconds))
+      result.wall_seconds += steps[i].seconds * static_cast<double>(log.steps[i].span);
+  const double tflops = tflops_per_step(log);
+  RunMetrics m = run_metrics(result, log.params.value_or(0), std::isfinite(tflops) ? tflops * 1e12 : 0);
+  if (!std::isfinite(tflops)) {
+    m.tflops_per_step_per_device = stats::kNaN;
+    m.tflops_per_s_per_device.reset();
+  }
+  if (steps.empty() || steps.back().tokens <= 0) m.tokens_per_s_per_device.reset();
+  if (world_size > 1) {
+    if (m.tokens_per_s_per_device) m.tokens_per_s = *m.tokens_per_s_per_device * world_size;
+    if (m.tflops_per_s_per_device) m.tflops_per_s = *m.tflops_per_s_per_device * world_size;
+  }
+  if (peak_tflops && *peak_tflops > 0 && m.tflops_per_s_per_device)
+    m.mfu = *m.tflops_per_s_per_device / *peak_tflops;
+
+  // Memory: the log's run-level figure, else the largest per-step one.
+  std::optional<double> bytes = log.memory_bytes, pct = log.memory_pct;
+  for (const ParsedStep& s : log.steps) {
+    if (!log.memory_bytes && s.memory_bytes && (!bytes || *s.memory_bytes > *bytes)) bytes = s.memory_bytes;
+    if (!log.memory_pct && s.memory_pct && (!pct || *s.memory_pct > *pct)) pct = s.memory_pct;
+  }
+  if (!pct && bytes && log.memory_total_bytes && *log.memory_total_bytes > 0)
+    pct = 100.0 * *bytes / *log.memory_total_bytes;
+  if (bytes) m.peak_memory_bytes = std::llround(*bytes);
+  m.memory_pct = pct;
+
+  if (!log.steps.empty()) {
+    const MaxViewFigures mv = maxview_figures(log);
+    m.maxview_final_loss = finite_or_none(mv.final_loss);
+    // Steps without rates (a twinbench export read back): the run line's own figures.
+    m.maxview_tflops_per_s = finite_or_none(mv.tflops_per_s);
+    if (!m.maxview_tflops_per_s) m.maxview_tflops_per_s = provenance_number(log, {"maxview_tflops_per_s"});
+    m.maxview_tokens_per_s = finite_or_none(mv.tokens_per_s);
+    if (!m.maxview_tokens_per_s) m.maxview_tokens_per_s = provenance_number(log, {"maxview_tokens_per_s"});
+    m.maxview_avg_step_s = finite_or_none(mv.avg_step_s);
+    m.maxview_memory_pct = mv.memory_pct ? mv.memory_pct : pct;  // per-step figures only: their largest
+  }
+  return m;
+}
+
+// The flat provenance object: twinbench's import keys, then the log's own
+// keys (config dump aside). A log key that clashes with one of ours is kept
+// as "log.<key>".
+Json provenance_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int world_size,
+                   const std::optional<double>& peak_tflops, int64_t warmup_steps, const std::string& branch,
+                   const std::string& commit, const std::string& device) {
+  Json j = Json::object();
+  j["source"] = "import";
+  j["import.format"] = log.format;
+  j["import.file"] = std::filesystem::path(path).filename().string();
+  j["import.path"] = path;
+  j["import.sha256"] = log.sha256;
+  j["import.bytes"] = log.bytes;
+  j["import.lines"] = log.lines;
+  j["import.warmup_steps"] = warmup_steps;
+  j["import.skipped"] = log.skipped_count;
+  if (!log.skipped.empty()) {
+    Json notes = Json::array();
+    for (size_t i = 0; i < log.skipped.size() && i < kMaxSkipNotes; ++i) notes.push_back(log.skipped[i]);
+    j["import.skip_notes"] = notes;
+  }
+  j["imported_at"] = store::now_utc();
+  j["imported_by"] = build_info().git_commit;
+  j["device_name"] = device;
+  j["world_size"] = world_size;
+  j["devices_from"] = o.devices ? "--devices" : (provenance_number(log, {"num_devices", "world_size"}) ? "log" : "default");
+  if (peak_tflops) j["peak_tflops"] = *peak_tflops;
+  j["git_commit"] = commit;
+  j["git_branch"] = branch;
+  j["git_dirty"] = false;
+  for (const auto& [key, value] : log.provenance) {
+    if (key.rfind("config.", 0) == 0) continue;  // in config_json
+    j[j.contains(key) ? "log." + key : key] = value;
+  }
+  return j;
+}
+
+// The import settings and the tool's configuration dump ("<format>.<key>").
+Json config_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int64_t warmup_steps) {
+  Json j = Json::object();
+  j["case"] = o.case_name;
+  j["import.format"] = log.format;
+  j["import.file"] = std::filesystem::path(path).filename().string();
+  j["measure.warmup_steps"] = warmup_steps;
+  for (const auto& [key, value] : log.provenance)
+    if (key.rfind("config.", 0) == 0) j[log.format + "." + key.substr(7)] = value;
+  return j;
+}
+
+}  // namespace
+
+std::string import_run_id(const std::string& content_sha256, const std::string& case_name,
+                          const std::string& variant) {
+  // Lengths first, so that ("a b", "c") and ("a", "b c") cannot collide.
+  const std::string key = fmt::format("{}:{}\n{}:{}\n{}", case_name.size(), case_name, variant.size(), variant,
+                                      content_sha256);
+  return "import-" + sha256_hex(key).substr(0, 32);
+}
+
+ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, const ImportOptions& o) {
+  if (o.case_name.empty()) throw std::invalid_argument("import: the case name is empty");
+  if (o.variant.empty()) throw std::invalid_argument("import: the variant name is empty");
+  if (o.warmup_steps < 0) throw std::invalid_argument("import: warm-up steps must not be negative");
+  if (o.devices && *o.devices < 1) throw std::invalid_argument("import: --devices must be at least 1");
+  if (o.peak_tflops && !(std::isfinite(*o.peak_tflops) && *o.peak_tflops > 0))
+    throw std::invalid_argument("import: --peak-tflops must be a positive number");
+
+  ImportedRun out;
+  out.warmup_steps = std::min<int64_t>(o.warmup_steps, static_cast<int64_t>(log.steps.size()));
+  out.steps = to_steps(log, o.warmup_steps, tokens_per_step(log));
+  mark_stalls(out.steps);
+
+  const int world_size = world_size_of(log, o);
+  const auto peak = peak_tflops_of(log, o);
+  out.metrics = compute_metrics(log, out.steps, world_size, peak);
+  out.metric_list = metrics::to_list(out.metrics);
+  if (!log.params)  // unknown, not zero
+    for (auto& [name, value] : out.metric_list)
+      if (name == "params") value.reset();
+
+  store::RunRecord& r = out.run;
+  r.run_id = import_run_id(log.sha256, o.case_name, o.variant);
+  r.group_id = o.group.empty() ? "import-" + log.sha256.substr(0, 12) : o.group;
+  r.case_name = o.case_name;
+  r.variant = o.variant;
+  r.repeat_index = o.repeat_index;
+  r.status = RunStatus::completed;
+  if (const ParsedStep* bad = first_diverged(log)) {
+    r.status = RunStatus::diverged;
+    r.reason = fmt::format("the log's loss is {} at step {} ({}:{})", *bad->loss, bad->step, path, bad->line);
+  }
+  r.git_branch = o.branch.empty() ? provenance_text(log, {"git_branch"}) : o.branch;
+  r.git_commit = o.commit.empty() ? provenance_text(log, {"git_commit"}) : o.commit;
+  r.device_name = provenance_text(log, {"device", "device_name"});
+  r.world_size = world_size;
+  r.config_json = config_of(log, path, o, out.warmup_steps).dump(-1, ' ', false, Json::error_handler_t::replace);
+  r.provenance_json = provenance_of(log, path, o, world_size, peak, out.warmup_steps, r.git_branch, r.git_commit,
+                                    r.device_name)
+                          .dump(-1, ' ', false, Json::error_handler_t::replace);
+  return out;
+}
+
+store::ImportOutcome store_imported_run(store::Store& store, const ImportedRun& imported, bool replace) {
+  return store.import_run(imported.run, imported.steps, imported.metric_list, replace);
+}
+
+}  // namespace twinbench::ingest

@@ -1,0 +1,59 @@
+// The one place a format parser puts what it found: steps (with the ordering
+// rule), eval losses, provenance (bounded), counted skips (bounded) and
+// errors that name the file and line. Every format uses it, so every format
+// enforces the same rules and writes the same messages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "harness/ingest/log_reader.h"
+#include "harness/ingest/parsed_log.h"
+
+namespace twinbench::ingest {
+
+class LogBuilder {
+ public:
+  LogBuilder(std::string file_name, std::string format);
+
+  const std::string& file() const { return file_; }
+  ParsedLog& log() { return log_; }
+
+  // Throws ParseError("FILE:LINE[:COLUMN]: message").
+  [[noreturn]] void fail(int64_t line, const std::string& message, int64_t column = 0) const;
+
+  // A counted skip; listed as "line N: why" while fewer than kMaxSkipMessages.
+  void skip(int64_t line, const std::string& why);
+  // A skip message without a line (summaries written at the end).
+  void note(const std::string& message);
+
+  // False (and a counted skip) for a line the text formats cannot read: over
+  // the length cap, or holding NUL bytes.
+  bool readable(const Line& line);
+
+  // Provenance: bounded key count and value size, cleaned to UTF-8. The first
+  // value of a key wins unless `overwrite`.
+  void provenance(const std::string& key, std::string_view value, bool overwrite = false);
+
+  // Appends a step. Step numbers must increase strictly: a repeated or
+  // smaller one is an error naming both lines. An eval loss already logged
+  // for this step number is attached.
+  ParsedStep& add_step(ParsedStep step);
+  // An eval loss at `step`; eval step numbers must increase strictly too.
+  // Attached to the last step when it has the same number.
+  void add_eval(int64_t step, double loss, int64_t line, int64_t column = 0);
+
+  // Checks that steps were found and returns the log. `lines`/`bytes` are
+  // the reader's totals; `expected` describes a step record for the message.
+  ParsedLog finish(int64_t lines, uint64_t bytes, const std::string& sha256,
+                   const std::string& expected);
+
+ private:
+  std::string file_;
+  ParsedLog log_;
+  int64_t last_eval_line_ = 0;
+  size_t provenance_dropped_ = 0;
+};
+
+}  // namespace twinbench::ingest

@@ -1,0 +1,308 @@
+// modded-nanogpt / parameter-golf training logs, read token by token: train
+// and val records, model size, peak memory, versions. The field mapping and
+// the step-time rule are documented in formats.h.
+#include <cmath>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "harness/ingest/formats.h"
+#include "harness/ingest/log_builder.h"
+#include "harness/ingest/log_reader.h"
+#include "harness/ingest/text.h"
+#include "harness/ingest/token_scanner.h"
+
+namespace twinbench::ingest {
+
+namespace {
+
+constexpr const char* kExpected = "step:N/M train_loss:L train_time:Tms step_avg:Ams";
+constexpr size_t kMaxConfigKeys = 64;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// torchrun's "[rank0]:" before the first token of a line.
+std::string_view without_rank_tags(std::string_view t) {
+  while (!t.empty() && t.front() == '[') {
+    const size_t close = t.find("]:");
+    if (close == std::string_view::npos) break;
+    t.remove_prefix(close + 2);
+  }
+  return t;
+}
+
+// "step:N/M" -> N.
+std::optional<int64_t> step_token(std::string_view t) {
+  if (!starts_with(t, "step:")) return std::nullopt;
+  t.remove_prefix(5);
+  const size_t slash = t.find('/');
+  if (slash == std::string_view::npos || !parse_count(t.substr(slash + 1))) return std::nullopt;
+  return parse_count(t.substr(0, slash));
+}
+
+bool is_field(std::string_view t) {
+  return starts_with(t, "train_loss:") || starts_with(t, "val_loss:") || starts_with(t, "val_bpb:") ||
+         starts_with(t, "train_time:") || starts_with(t, "step_avg:");
+}
+
+// A prefix of a field name: what a field cut off by the end of input looks like.
+bool could_be_field(std::string_view t) {
+  for (std::string_view f : {"train_loss:", "val_loss:", "val_bpb:", "train_time:", "step_avg:"})
+    if (starts_with(f, t)) return true;
+  return false;
+}
+
+bool is_config_key(std::string_view key) {
+  if (key.empty() || key.size() > 64 || !(key[0] >= 'a' && key[0] <= 'z')) return false;
+  for (char c : key)
+    if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '_')) return false;
+  return !(key == "step" || key == "warmup_step" || key == "train_loss" || key == "val_loss" ||
+           key == "val_bpb" || key == "train_time" || key == "step_avg" || key == "model_params");
+}
+
+// A record being read: "step:N/M" and the fields after it.
+struct Record {
+  int64_t step = 0;
+  int64_t line = 0, column = 0;
+  std::optional<double> train_loss, val_loss, train_time_ms;
+  bool cut = false;  // its last token ran into the end of the input
+};
+
+class NanoGptParser {
+ public:
+  explicit NanoGptParser(const std::string& file) : b_(file, "nanogpt") {}
+
+  void token(const Token& token) {
+    const std::string_view t = without_rank_tags(token.text);
+    if (t.empty()) return;
+    if (open_) {
+      if (is_field(t)) return field(t, token);
+      // "train_ti" at the very end: a field cut off, so the record is too.
+      if (token.at_eof && could_be_field(t)) open_->cut = true;
+      close();
+    }
+    if (const auto n = step_token(t)) {
+      open_.emplace();
+      open_->step = *n;
+      open_->line = token.line;
+      open_->column = token.column;
+      open_->cut = token.at_eof;
+      return;
+    }
+    other(t);
+  }
+
+  ParsedLog finish(int64_t lines, uint64_t bytes, const std::string& sha256, int64_t dropped) {
+    if (open_) close();
+    ParsedLog& log = b_.log();
+    if (batch_tokens_ && world_size_ && *world_size_ > 0) {
+      for (ParsedStep& s : log.steps) s.tokens = *batch_tokens_ / *world_size_;
+    }
+    if (warmup_steps_ > 0) b_.provenance("warmup_steps_logged", std::to_string(warmup_steps_));
+    if (peak_allocated_) log.memory_bytes = peak_allocated_;
+    if (log.memory_bytes && log.memory_total_bytes && *log.memory_total_bytes > 0)
+      log.memory_pct = 100.0 * *log.memory_bytes / *log.memory_total_bytes;
+    if (dropped > 0) b_.note(fmt::format("{} tokens over 4 KiB skipped (not records)", dropped));
+    return b_.finish(lines, bytes, sha256, kExpected);
+  }
+
+ private:
+  [[noreturn]] void bad(const Token& token, const std::string& problem) {
+    b_.fail(token.line, problem + "; expected `" + kExpected + "` or `step:N/M val_loss:V ...`",
+            token.column);
+  }
+
+  void field(std::string_view t, const Token& token) {
+    const size_t colon = t.find(':');
+    const std::string_view key = t.substr(0, colon);
+    std::string_view value = t.substr(colon + 1);
+    if (token.at_eof) open_->cut = true;
+    if (key == "train_time" || key == "step_avg") {
+      if (!ends_with(value, "ms")) {
+        if (token.at_eof) return;  // cut off inside the value: reported as truncated
+        bad(token, fmt::format("`{}` is not a time in ms", t));
+      }
+      value.remove_suffix(2);
+    }
+    const auto number = parse_number(value);
+    if (!number) {
+      if (token.at_eof) return;
+      bad(token, fmt::format("`{}` is not a number", t));
+    }
+    if (key == "train_loss") open_->train_loss = *number;
+    else if (key == "val_loss") open_->val_loss = *number;
+    else if (key == "train_time") open_->train_time_ms = *number;
+  }
+
+  void close() {
+    Record r = *open_;
+    open_.reset();
+    if (!r.train_loss && !r.val_loss) return;  // "step:N/M" in prose (e.g. stopping_early)
+    if (r.cut) {
+      b_.skip(r.line, fmt::format("truncated last record at column {} (no newline at end of file): "
+                                  "skipped", r.column));
+      return;
+    }
+    if (r.train_time_ms && !std::isfinite(*r.train_time_ms)) {
+      b_.skip(r.line, fmt::format("non-finite train_time at column {} left empty", r.column));
+      r.train_time_ms.reset();
+    }
+    // (Plain copies: GCC 12 misreads the optionals below as uninitialised.)
+    const bool has_time = r.train_time_ms.has_value();
+    const double time_ms = r.train_time_ms.value_or(0);
+    if (r.train_loss) {
+      ParsedStep s;
+      s.step = r.step;
+      s.line = r.line;
+      s.loss = std::isfinite(*r.train_loss) ? *r.train_loss : std::nan("");
+      if (has_time) {
+        if (time_ms < prev_time_ms_ && r.step > prev_step_)
+          b_.fail(r.line,
+                  fmt::format("train_time {}ms at step {} is less than {}ms at step {}: a "
+                              "restarted run? import each run from its own file",
+                              time_ms, r.step, prev_time_ms_, prev_step_),
+                  r.column);
+        if (r.step > prev_step_) {
+          s.span = r.step - prev_step_;
+          s.seconds = (time_ms - prev_time_ms_) / 1000.0 / static_cast<double>(s.span);
+        }
+      }
+      check_order(r);
+      b_.add_step(std::move(s));
+      last_train_line_ = r.line;
+      last_train_column_ = r.column;
+      if (has_time && r.step >= prev_step_) {
+        prev_step_ = r.step;
+        prev_time_ms_ = time_ms;
+      }
+    }
+    if (r.val_loss) {
+      b_.add_eval(r.step, std::isfinite(*r.val_loss) ? *r.val_loss : std::nan(""), r.line, r.column);
+      // Validation's train_time is the clock stopped just before it: the
+      // best start for the next interval.
+      if (has_time && r.step >= prev_step_ && time_ms >= prev_time_ms_) {
+        prev_step_ = r.step;
+        prev_time_ms_ = time_ms;
+      }
+    }
+    seen_record_ = true;
+  }
+
+  // Records share lines here, so an ordering error names columns too.
+  void check_order(const Record& r) {
+    const auto& steps = b_.log().steps;
+    if (steps.empty() || r.step > steps.back().step) return;
+    b_.fail(r.line,
+            fmt::format("step {} {} step {} of line {} column {}: step numbers must increase "
+                        "within one run (a restarted or concatenated log? import each run from "
+                        "its own file)",
+                        r.step, r.step == steps.back().step ? "repeats" : "comes after",
+                        steps.back().step, last_train_line_, last_train_column_),
+            r.column);
+  }
+
+  // Everything that is not a record: config tokens, versions, memory, device.
+  void other(std::string_view t) {
+    remember(t);
+    const size_t colon = t.find(':');
+    if (colon != std::string_view::npos && colon + 1 < t.size()) {
+      const std::string_view key = t.substr(0, colon), value = t.substr(colon + 1);
+      if (key == "model_params") {
+        if (const auto n = parse_count(value); n && !b_.log().params) b_.log().params = *n;
+        return;
+      }
+      if (key == "warmup_step") {
+        ++warmup_steps_;
+        return;
+      }
+      if (!seen_record_ && is_config_key(key) && config_keys_ < kMaxConfigKeys) {
+        const auto number = parse_number(value);
+        if ((number && std::isfinite(*number)) || value == "True" || value == "False") {
+          ++config_keys_;
+          b_.provenance("config." + std::string(key), value);
+          if (key == "train_batch_tokens" && number) batch_tokens_ = *number;
+          if (key == "world_size" && number) world_size_ = *number;
+        }
+      }
+      return;
+    }
+    phrases();
+  }
+
+  // The last few short tokens, for multi-token phrases.
+  void remember(std::string_view t) {
+    window_.emplace_back(t.size() <= 64 ? t : std::string_view());
+    if (window_.size() > 8) window_.pop_front();
+  }
+
+  // w(0) is the newest token.
+  std::string_view w(size_t back) const {
+    return back < window_.size() ? std::string_view(window_[window_.size() - 1 - back]) : "";
+  }
+
+  void phrases() {
+    const std::string_view t = w(0);
+    const bool version_like = !t.empty() && is_digit(t[0]);
+    if (version_like && w(2) == "Running" && (w(1) == "PyTorch" || w(1) == "Python"))
+      b_.provenance(w(1) == "PyTorch" ? "pytorch_version" : "python_version", t);
+    if (version_like && w(1) == "Version:" && (w(2) == "CUDA" || w(2) == "Driver"))
+      b_.provenance(w(2) == "CUDA" ? "cuda_version" : "driver_version", t);
+    // "peak memory allocated: 7748 MiB reserved: 8066 MiB"
+    if (t == "MiB" && w(2) == "allocated:" && w(3) == "memory" && w(4) == "peak") {
+      if (const auto n = parse_number(w(1)); n && std::isfinite(*n)) peak_allocated_ = *n * kMiB;
+    }
+    // nvidia-smi: "1519MiB / 81559MiB" (the first GPU's capacity).
+    if (ends_with(t, "MiB") && w(1) == "/" && ends_with(w(2), "MiB") && !b_.log().memory_total_bytes) {
+      if (const auto n = parse_number(t.substr(0, t.size() - 3)); n && std::isfinite(*n))
+        b_.log().memory_total_bytes = *n * kMiB;
+    }
+    // nvidia-smi: "| 0 NVIDIA H100 80GB HBM3 On |" -> "NVIDIA H100 80GB HBM3".
+    if (t == "On" || t == "Off" || t == "|") {
+      for (size_t back = 1; back <= 6 && back < window_.size(); ++back) {
+        if (w(back) == "|") break;
+        if (w(back) != "NVIDIA") continue;
+        std::string name;
+        for (size_t k = back; k >= 1; --k) name += (name.empty() ? "" : " ") + std::string(w(k));
+        b_.provenance("device", name);
+        break;
+      }
+    }
+  }
+
+  LogBuilder b_;
+  std::optional<Record> open_;
+  bool seen_record_ = false;
+  int64_t prev_step_ = 0;       // train_time counts from step 0
+  double prev_time_ms_ = 0;
+  int64_t last_train_line_ = 0, last_train_column_ = 0;
+  int64_t warmup_steps_ = 0;
+  size_t config_keys_ = 0;
+  std::optional<double> batch_tokens_, world_size_, peak_allocated_;
+  std::deque<std::string> window_;
+};
+
+}  // namespace
+
+bool nanogpt_record(std::string_view token, std::string_view next) {
+  return step_token(without_rank_tags(token)) &&
+         (starts_with(next, "train_loss:") || starts_with(next, "val_loss:"));
+}
+
+bool nanogpt_hint(std::string_view token) {
+  token = without_rank_tags(token);
+  if (starts_with(token, "model_params:")) return parse_count(token.substr(13)).has_value();
+  if (starts_with(token, "warmup_step:")) return step_token(token.substr(7)).has_value();
+  return false;
+}
+
+ParsedLog parse_nanogpt(std::istream& in, const std::string& file_name) {
+  Sha256 hash;
+  ChunkReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a nanogpt log"});
+  NanoGptParser parser(file_name);
+  TokenScanner scanner([&](const Token& token) { parser.token(token); });
+  Piece piece;
+  while (reader.next(piece)) scanner.push(piece);
+  scanner.finish();
+  return parser.finish(reader.lines(), reader.bytes(), hash.hex_digest(), scanner.dropped());
+}
+
+}  // namespace twinbench::ingest
