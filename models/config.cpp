@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace twinbench {
 
 namespace {
@@ -55,9 +57,12 @@ void validate(const ModelConfig& c) {
   if (c.head_dim % 2 != 0)
     throw ModelConfigError("model.head_dim",
                            fmt::format("must be even for rotate-half RoPE, got {}", c.head_dim));
-  if (!(c.rope_base > 1.0))
-    throw ModelConfigError("model.rope_base", fmt::format("must be > 1, got {}", c.rope_base));
-  if (!(c.eps > 0.0)) throw ModelConfigError("model.eps", fmt::format("must be > 0, got {}", c.eps));
+  // Finite too: an infinite eps zeroes every normalised activation and the run
+  // "completes" with a constant loss; an infinite RoPE base is NaN angles.
+  if (!(c.rope_base > 1.0 && std::isfinite(c.rope_base)))
+    throw ModelConfigError("model.rope_base", fmt::format("must be > 1 and finite, got {}", c.rope_base));
+  if (!(c.eps > 0.0 && std::isfinite(c.eps)))
+    throw ModelConfigError("model.eps", fmt::format("must be > 0 and finite, got {}", c.eps));
   if (c.quant_mode != "none" && c.quant_mode != "int8" && c.quant_mode != "fp8")
     throw ModelConfigError("quant.mode", fmt::format("'{}' is not one of: none, int8, fp8", c.quant_mode));
   if (c.fp8_scaling != "current" && c.fp8_scaling != "delayed")

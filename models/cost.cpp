@@ -1,7 +1,21 @@
 // FLOPs and memory of one training step (see cost.h and docs/metrics.md).
 #include "models/cost.h"
 
+#include <limits>
+
 namespace twinbench {
+
+namespace {
+
+// Bytes as int64, saturated at a quarter of the range so that total() cannot
+// overflow either (2 EiB: far beyond any host). Exact below 2^53.
+int64_t saturated_bytes(double bytes) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
+  if (!(bytes < static_cast<double>(kMax))) return kMax;  // also NaN
+  return bytes > 0 ? static_cast<int64_t>(bytes) : 0;
+}
+
+}  // namespace
 
 FlopBreakdown model_flops_per_step(const ModelConfig& c, int64_t batch, int64_t seq_len) {
   const double B = static_cast<double>(batch), S = static_cast<double>(seq_len);
@@ -23,20 +37,24 @@ FlopBreakdown model_flops_per_step(const ModelConfig& c, int64_t batch, int64_t 
 
 MemoryEstimate training_memory(const ModelConfig& c, int64_t batch, int64_t seq_len,
                                int compute_bytes, int optimizer_states) {
-  const int64_t params = param_count(c);
+  // In double, saturated on the way back: absurd shapes (a batch of 2^62) must
+  // give an estimate that does not fit, not one that wrapped around to "fits".
+  const double params = static_cast<double>(param_count(c));
   MemoryEstimate m;
-  m.weights = 4 * params;
-  m.gradients = 4 * params;
-  m.optimizer = 4 * params * optimizer_states;
+  m.weights = saturated_bytes(4 * params);
+  m.gradients = saturated_bytes(4 * params);
+  m.optimizer = saturated_bytes(4 * params * optimizer_states);
   // Tensors autograd keeps per token and layer: norm inputs/outputs and residuals
   // (6d), q/k/v before and after RoPE plus the GQA-expanded k/v (5*H*hd + 3*KV*hd),
   // attention probabilities (H*S), and the four SwiGLU intermediates (4*mlp).
-  const int64_t per_token_layer = 6 * c.d_model + 5 * c.heads * c.head_dim +
-                                  3 * c.kv_heads * c.head_dim + c.heads * seq_len + 4 * c.mlp_dim;
-  const int64_t tokens = batch * seq_len;
-  m.activations = tokens * c.layers * per_token_layer * compute_bytes
-                  // logits and their log-softmax are kept in fp32
-                  + tokens * c.vocab * 4 * 2 + tokens * c.d_model * 4 * 2;
+  const double d = static_cast<double>(c.d_model), H = static_cast<double>(c.heads),
+               KV = static_cast<double>(c.kv_heads), hd = static_cast<double>(c.head_dim),
+               S = static_cast<double>(seq_len);
+  const double per_token_layer = 6 * d + 5 * H * hd + 3 * KV * hd + H * S + 4 * static_cast<double>(c.mlp_dim);
+  const double tokens = static_cast<double>(batch) * S;
+  m.activations = saturated_bytes(tokens * static_cast<double>(c.layers) * per_token_layer * compute_bytes
+                                  // logits and their log-softmax are kept in fp32
+                                  + tokens * static_cast<double>(c.vocab) * 4 * 2 + tokens * d * 4 * 2);
   return m;
 }
 

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
 
 #include "harness/metrics/catalogue.h"
 #include "harness/stats/summary.h"
@@ -18,63 +20,91 @@ namespace twinbench::reports {
 
 namespace {
 
-// Days between two ISO-8601 dates (only the YYYY-MM-DD part is used).
-double days_between(const std::string& earlier, const std::string& later) {
-  auto parse = [](const std::string& s) {
-    std::tm tm{};
-    if (s.size() < 10) return std::time_t{0};
-    tm.tm_year = std::stoi(s.substr(0, 4)) - 1900;
-    tm.tm_mon = std::stoi(s.substr(5, 2)) - 1;
-    tm.tm_mday = std::stoi(s.substr(8, 2));
-    return timegm(&tm);
-  };
-  return std::difftime(parse(later), parse(earlier)) / 86400.0;
+// Seconds since the epoch of an ISO-8601 date (only YYYY-MM-DD is read); nullopt
+// for text that is not one (an imported run's odd timestamp is left out, not fatal).
+std::optional<std::time_t> day_of(const std::string& s) {
+  if (s.size() < 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
+  for (const size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = std::stoi(s.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(s.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(s.substr(8, 2));
+  return timegm(&tm);
 }
 
 std::string flag_name(stats::PointFlag f) { return stats::to_string(f); }
 
+// One day of one (case, implementation): the newest group that ran it then.
+struct Night {
+  std::string group, start;
+  std::vector<const RunView*> runs;  // its completed runs of the case and implementation
+};
+
 }  // namespace
+
+std::vector<RunView> nightly_runs(const store::Store& db, const NightlyOptions& o) {
+  const std::string now = o.now_utc.empty() ? store::now_utc() : o.now_utc;
+  store::RunFilter filter;
+  if (const auto today = day_of(now)) {
+    // A day of margin: build_nightly_report makes the exact cut by date.
+    const std::time_t since = *today - static_cast<std::time_t>(o.days + 1) * 86400;
+    std::tm tm{};
+    gmtime_r(&since, &tm);
+    filter.started_since = fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+  }
+  compare::LoadOptions load;
+  load.steps = false;  // the trends chart per-run metrics only
+  return load_runs(db, filter, load);
+}
 
 NightlyReport build_nightly_report(const std::vector<RunView>& all, const NightlyOptions& o) {
   NightlyReport r;
   r.days = o.days;
   r.window = o.window;
-  const std::string now = o.now_utc.empty() ? store::now_utc() : o.now_utc;
-  // Groups in time order (runs are oldest first), within the window of days.
-  std::vector<std::string> groups;
-  std::map<std::string, std::string> group_start;
+  const auto today = day_of(o.now_utc.empty() ? store::now_utc() : o.now_utc);
+  // Each group's start (its first run: runs are oldest first) and whether it is in the days shown.
+  std::unordered_map<std::string, std::pair<std::string, bool>> groups;
   for (const auto& v : all) {
-    if (group_start.count(v.run.group_id)) continue;
-    if (days_between(v.run.started_at, now) > o.days) continue;
-    group_start[v.run.group_id] = v.run.started_at;
-    groups.push_back(v.run.group_id);
+    if (groups.count(v.run.group_id)) continue;
+    const auto day = day_of(v.run.started_at);
+    const bool shown = today && day && std::difftime(*today, *day) / 86400.0 <= o.days;
+    groups.emplace(v.run.group_id, std::make_pair(v.run.started_at, shown));
+    if (shown) ++r.groups;
   }
-  std::vector<std::pair<std::string, std::string>> keys;  // (case, variant) in first-seen order
-  for (const auto& v : all)
-    if (group_start.count(v.run.group_id) &&
-        std::find(keys.begin(), keys.end(), std::pair{v.run.case_name, v.run.variant}) == keys.end())
-      keys.emplace_back(v.run.case_name, v.run.variant);
+  // Per (case, implementation) in first-seen order, per day: the newest group.
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, Night>> nights;
+  for (const auto& v : all) {
+    const auto& [start, shown] = groups.at(v.run.group_id);
+    if (!shown) continue;
+    ++r.runs;
+    if (v.run.status != RunStatus::completed) continue;
+    const std::pair<std::string, std::string> key{v.run.case_name, v.run.variant};
+    auto [days, added] = nights.try_emplace(key);
+    if (added) keys.push_back(key);
+    Night& night = days->second[start.substr(0, 10)];
+    if (night.group.empty() || start > night.start) night = {v.run.group_id, start, {}};
+    if (night.group == v.run.group_id) night.runs.push_back(&v);
+  }
   const std::vector<metrics::Metric> charted = metrics::shown_in(metrics::kTrend);
-  for (const auto& [case_name, variant] : keys) {
+  for (const auto& key : keys) {
     for (const metrics::Metric& spec : charted) {
-      const std::string& metric = spec.name;
-      TrendSeries s{case_name, variant, spec, {}, {}, {}};
+      TrendSeries s{key.first, key.second, spec, {}, {}, {}};
       std::vector<double> values;
-      for (const auto& g : groups) {
+      for (const auto& [day, night] : nights.at(key)) {  // by date
         std::vector<double> repeats;
         std::string commit;
-        for (const auto& v : all)
-          if (v.run.group_id == g && v.run.case_name == case_name && v.run.variant == variant &&
-              v.run.status == RunStatus::completed)
-            if (const auto x = v.metric(metric)) {
-              repeats.push_back(*x);
-              commit = v.run.git_commit.substr(0, 7);
-            }
+        for (const RunView* v : night.runs)
+          if (const auto x = v->metric(spec.name)) {
+            repeats.push_back(*x);
+            commit = v->run.git_commit.substr(0, 7);
+          }
         if (repeats.empty()) continue;
         const double value = stats::median(repeats);
         values.push_back(value);
-        s.groups.push_back(g);
-        s.points.push_back({group_start[g].substr(0, 10) + " " + commit, value, "normal"});
+        s.groups.push_back(night.group);
+        s.points.push_back({day + " " + commit, value, "normal"});
       }
       if (values.empty()) continue;
       s.trend = stats::analyze_trend(values, spec, o.window, o.alpha);
@@ -93,7 +123,7 @@ std::string nightly_html(const NightlyReport& r) {
     const auto& last = s.points.back();
     rows.push_back({html::escape(s.case_name), html::escape(s.variant), html::escape(s.spec.label),
                     html::num(html::escape(fmt::format(fmt::runtime(s.spec.format), last.value))),
-                    html::badge(last.flag == "normal" ? "noise" : last.flag == "suspicious" ? "too few samples"
+                    html::badge(last.flag == "normal" ? "no change" : last.flag == "suspicious" ? "inconclusive"
                                                       : last.flag == "regression" ? "regressed" : "improved") +
                         " " + html::escape(last.flag),
                     std::to_string(s.trend.step_changes.size())});
@@ -116,7 +146,9 @@ std::string nightly_html(const NightlyReport& r) {
   }
   html::Page page;
   page.title = "twinbench · nightly";
-  page.subtitle = fmt::format("Nightly trends over the last {} days", r.days);
+  page.subtitle = fmt::format("Nightly trends over the last {} days: {} run groups, {} runs; one point per day "
+                              "(the newest group that ran the case that day)",
+                              r.days, r.groups, r.runs);
   page.nav_html = html::link("index.html", "index");
   page.body_html = body;
   return html::render_page(page);
@@ -141,6 +173,8 @@ std::string nightly_json(const NightlyReport& r) {
   j["days"] = r.days;
   j["window"] = r.window;
   j["regressions"] = r.regressions;
+  j["groups"] = r.groups;
+  j["runs"] = r.runs;
   j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series) {
     nlohmann::ordered_json one;

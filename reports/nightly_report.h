@@ -1,12 +1,15 @@
 // The nightly report: per case, implementation and key metric, the history over
-// the stored run groups (one group per nightly matrix) with the baseline band
-// (median of the previous N nights), flagged points and step changes.
+// the last N days — one point per day, the newest run group that ran the case
+// that day (a nightly matrix) — with the baseline band (median of the previous
+// N nights), flagged points and step changes. Its size and time grow with the
+// days and cases shown, never with the number of runs or groups stored.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "harness/stats/trend.h"
+#include "harness/store/store.h"
 #include "reports/analysis.h"
 #include "reports/svg.h"
 
@@ -25,6 +28,8 @@ struct NightlyReport {
   size_t window = 7;
   std::vector<TrendSeries> series;
   int regressions = 0;  // series whose newest point is flagged regression
+  size_t groups = 0;    // run groups that started within the days shown
+  size_t runs = 0;      // their runs
 };
 
 struct NightlyOptions {
@@ -34,6 +39,10 @@ struct NightlyOptions {
   std::string now_utc;    // "YYYY-MM-DD..." reference time; empty = now
 };
 
+// The runs the report reads: those started within options.days (a day of
+// margin for time zones), with their metrics but not their steps.
+std::vector<RunView> nightly_runs(const store::Store& store, const NightlyOptions& options);
+// `all` oldest first (as load_runs gives them); runs outside the days are ignored.
 NightlyReport build_nightly_report(const std::vector<RunView>& all, const NightlyOptions& options);
 std::string nightly_html(const NightlyReport& report);
 std::string nightly_markdown(const NightlyReport& report);

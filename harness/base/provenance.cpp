@@ -77,6 +77,8 @@ std::string provenance_json(const Provenance& p) {
   j["host"] = p.host;
   j["pid"] = p.pid;
   j["load_average"] = p.load_average;
+  if (p.host_cores > 0) j["host_cores"] = p.host_cores;
+  j["oversubscribed"] = p.oversubscribed;
   j["quant_backend"] = p.quant_backend;
   return j.dump();
 }

@@ -18,6 +18,11 @@ struct Provenance {
   std::string omp_wait_policy, openblas_coretype;
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
+  // The host guard (harness/run/host_guard.h): the cores this process could use,
+  // and whether the run's processes x threads exceeded them (--oversubscribe).
+  // Comparisons never judge the timings of an oversubscribed run.
+  int host_cores = 0;
+  bool oversubscribed = false;
   // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly
   // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
   std::string quant_backend = "none";

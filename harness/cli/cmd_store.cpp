@@ -31,7 +31,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
   cmd->callback([o, &exit_code] {
     store::Store db(o->db);
     const int recovered = db.recover_stale_runs();
-    if (recovered > 0) std::cerr << fmt::format("{}: marked {} stale run(s) interrupted\n", o->db, recovered);
+    if (recovered > 0)
+      std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", o->db,
+                               recovered);
     store::RunFilter filter;
     if (!o->group.empty()) filter.group_id = o->group;
     if (!o->case_name.empty()) filter.case_name = o->case_name;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 #include "harness/base/interrupt.h"
 #include "harness/metrics/catalogue.h"
@@ -86,6 +87,14 @@ double device_peak(const store::Calibration& cal, const torch::Device& device) {
   return peak;
 }
 
+// A failed run's stored reason is the error's first line: c10 errors carry a
+// C++ backtrace ("Exception raised from ...") that means nothing to a user.
+std::string error_text(const std::exception& e) {
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10 ? c10->what_without_backtrace() : e.what();
+  return text.substr(0, text.find('\n'));
+}
+
 // Trains one run in this process: alone, or as one rank of `o.world`.
 class InProcessExecutor : public Executor {
  public:
@@ -163,11 +172,20 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     if (o.store) o.store->finish_run(out.run_id, out.status, out.reason, metrics);
   } catch (const std::exception& e) {
     out.status = RunStatus::failed;
-    out.reason = e.what();
+    out.reason = error_text(e);
     const bool peer_failure = dynamic_cast<const dist::PeerError*>(&e) != nullptr;
     if (o.store && !(supervised && peer_failure)) {  // the launcher knows which rank failed
-      writer.flush();
-      o.store->finish_run(out.run_id, RunStatus::failed, out.reason, {});
+      // The store itself may be what failed (disk full, read-only, locked): the
+      // pending steps are worth one more try, but that must not hide the cause,
+      // which is stored now or kept for the next open (store/causes.h).
+      try {
+        writer.flush();
+      } catch (const std::exception&) {
+      }
+      if (!o.store->finish_run_or_keep_cause(out.run_id, RunStatus::failed, out.reason))
+        std::cerr << fmt::format("twinbench: run {} could not be finished in {}; its cause is kept beside it and "
+                                 "stored when the store is next opened: {}\n",
+                                 out.run_id, o.store->path(), out.reason);
     }
     if (o.world) throw;  // the ranks are out of step: this worker cannot go on
   }

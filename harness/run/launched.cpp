@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "harness/base/temp_dir.h"
 #include "harness/metrics/catalogue.h"
@@ -22,6 +24,15 @@ class LaunchedExecutor : public Executor {
  public:
   RunOutcome execute(const RunRequest& request, const RunnerOptions& o) const override;
 };
+
+// How a run that rank 0 left running ends, from what the launch saw.
+std::pair<RunStatus, std::string> unfinished_outcome(const dist::LaunchResult& launched) {
+  if (launched.interrupted)
+    return {RunStatus::interrupted, launched.reason == "stopped by request"
+                                        ? "stopped by request before rank 0 finished the run"
+                                        : launched.reason};
+  return {RunStatus::failed, launched.ok ? "rank 0 exited without finishing the run" : launched.reason};
+}
 
 RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOptions& o) const {
   const RunConfig& config = request.config;
@@ -61,16 +72,16 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   launch.threads_per_worker = threads_per_worker;
   const dist::LaunchResult launched = dist::launch(args, launch);
 
-  if (const auto row = db->run(out.run_id); row && row->status == RunStatus::running) {
-    if (launched.interrupted)
-      db->finish_run(out.run_id, RunStatus::interrupted, "stopped by request before rank 0 finished the run");
-    else
-      db->finish_run(out.run_id, RunStatus::failed,
-                     launched.ok ? "rank 0 exited without finishing the run" : launched.reason);
+  // The launcher finishes what rank 0 did not: a failure naming the rank, a
+  // stop, or rank 0's own store error that it could not store (then the row
+  // may stay running here too, its cause kept for the next open).
+  if (const auto row = db->run(out.run_id); row && row->status != RunStatus::running) {
+    out.status = row->status;
+    out.reason = row->reason;
+  } else {
+    std::tie(out.status, out.reason) = unfinished_outcome(launched);
+    db->finish_run_or_keep_cause(out.run_id, out.status, out.reason);
   }
-  const auto row = db->run(out.run_id);
-  out.status = row->status;
-  out.reason = row->reason;
   const auto stored = db->metrics(out.run_id);
   if (!stored.empty()) out.metrics = metrics::from_map(stored);
   for (const auto& [name, value] : stored)

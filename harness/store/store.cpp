@@ -10,6 +10,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <random>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/store/causes.h"
 #include "harness/store/schema.h"
 #include "harness/store/sqlite.h"
 
@@ -27,6 +29,17 @@ namespace twinbench::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 10'000;
+
+// How long a write waits for another writer's lock before failing with
+// "database is locked": $TWINBENCH_BUSY_TIMEOUT_MS (tests, slow shared disks),
+// else kBusyTimeoutMs.
+int busy_timeout_ms() {
+  const char* env = std::getenv("TWINBENCH_BUSY_TIMEOUT_MS");
+  if (!env || !*env) return kBusyTimeoutMs;
+  char* end = nullptr;
+  const long value = std::strtol(env, &end, 10);
+  return (*end == '\0' && value > 0 && value <= INT_MAX) ? static_cast<int>(value) : kBusyTimeoutMs;
+}
 
 // The columns read_run() expects, in its order.
 constexpr std::string_view kSelectRuns =
@@ -44,6 +57,7 @@ const std::string& select_runs_filtered_sql() {
       std::string(kSelectRuns) +
       "WHERE (?1 IS NULL OR group_id = ?1) AND (?2 IS NULL OR case_name = ?2)"
       " AND (?3 IS NULL OR variant = ?3) AND (?4 IS NULL OR status = ?4)"
+      " AND (?6 IS NULL OR started_at >= ?6)"
       " ORDER BY started_at DESC, rowid DESC LIMIT ?5";
   return sql;
 }
@@ -56,7 +70,7 @@ constexpr std::string_view kInsertRun =
 
 constexpr std::string_view kInsertStep =
     "INSERT INTO steps (run_id, step, loss, step_time_s, tokens, is_warmup, is_eval,"
-    " is_checkpoint, eval_loss) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+    " is_checkpoint, eval_loss, is_stall) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 constexpr std::string_view kFinishRun =
     "UPDATE runs SET status = ?2, reason = ?3, finished_at = ?4 WHERE run_id = ?1";
@@ -129,10 +143,17 @@ struct Store::Impl {
   std::string insert_run(const RunRecord& run, RunStatus status, const std::string& reason,
                          const std::optional<std::string>& finished_at,
                          std::string_view doing);
+  // The writes inside a caller's transaction: a checked run row (returns its
+  // id), steps, metric upserts.
+  std::string insert_run_row(const RunRecord& run, RunStatus status, const std::string& reason,
+                             const std::optional<std::string>& finished_at, std::string_view doing);
+  void insert_steps(const std::string& run_id, const std::vector<StepRecord>& steps,
+                    std::string_view doing);
+  void upsert_metrics(const std::string& run_id, const MetricList& metrics, std::string_view doing);
   RunRecord read_run(const sqlite::Statement& row) const;
 };
 
-Store::Impl::Impl(std::string path) : db(std::move(path), kBusyTimeoutMs) {
+Store::Impl::Impl(std::string path) : db(std::move(path), busy_timeout_ms()) {
   const int version = check_schema(db);  // before anything that could write
   db.enable_wal();
   // NORMAL is durable across process crashes in WAL mode and skips an fsync
@@ -179,6 +200,17 @@ std::string Store::Impl::insert_run(const RunRecord& run, RunStatus status,
                                     const std::string& reason,
                                     const std::optional<std::string>& finished_at,
                                     std::string_view doing) {
+  const std::string what = run.run_id.empty() ? std::string(doing) : fmt::format("{} {}", doing, run.run_id);
+  sqlite::Transaction tx(db, what);
+  const std::string run_id = insert_run_row(run, status, reason, finished_at, doing);
+  tx.commit();
+  return run_id;
+}
+
+std::string Store::Impl::insert_run_row(const RunRecord& run, RunStatus status,
+                                        const std::string& reason,
+                                        const std::optional<std::string>& finished_at,
+                                        std::string_view doing) {
   if (run.case_name.empty()) db.fail(doing, "case_name is empty");
   if (run.variant.empty()) db.fail(doing, "variant is empty");
   if (run.repeat_index < 0) db.fail(doing, "repeat_index is negative");
@@ -189,7 +221,6 @@ std::string Store::Impl::insert_run(const RunRecord& run, RunStatus status,
 
   const std::string run_id = run.run_id.empty() ? new_uuid() : run.run_id;
   const std::string what = fmt::format("{} {}", doing, run_id);
-  sqlite::Transaction tx(db, what);
   {
     auto q = query(kInsertRun, what);
     q->bind(1, run_id);
@@ -211,8 +242,46 @@ std::string Store::Impl::insert_run(const RunRecord& run, RunStatus status,
     q->bind(17, run.world_size);
     q->run();
   }
-  tx.commit();
   return run_id;
+}
+
+void Store::Impl::insert_steps(const std::string& run_id, const std::vector<StepRecord>& steps,
+                               std::string_view doing) {
+  auto q = query(kInsertStep, doing);
+  for (const StepRecord& s : steps) {
+    q->bind(1, run_id);
+    q->bind(2, s.step);
+    q->bind(3, s.loss);
+    q->bind(4, s.seconds);  // NaN (unknown time) is stored as NULL
+    q->bind(5, s.tokens);
+    q->bind(6, s.warmup ? 1 : 0);
+    q->bind(7, s.eval ? 1 : 0);
+    q->bind(8, s.checkpoint ? 1 : 0);
+    q->bind(9, s.eval_loss);
+    q->bind(10, s.stall ? 1 : 0);
+    try {
+      q->run();
+    } catch (const StoreError& e) {
+      throw StoreError(fmt::format("{} (step {} of run {}; none of the batch was stored)",
+                                   e.what(), s.step, run_id),
+                       e.sqlite_code());
+    }
+    q->reset();
+  }
+}
+
+void Store::Impl::upsert_metrics(const std::string& run_id, const MetricList& metrics,
+                                 std::string_view doing) {
+  for (const auto& metric : metrics)
+    if (metric.first.empty()) db.fail(doing, "a metric has an empty name");
+  auto q = query(kUpsertMetric, doing);
+  for (const auto& [metric, value] : metrics) {
+    q->bind(1, run_id);
+    q->bind(2, metric);
+    q->bind(3, value);
+    q->run();
+    q->reset();
+  }
 }
 
 RunRecord Store::Impl::read_run(const sqlite::Statement& row) const {
@@ -255,7 +324,9 @@ int Store::code_schema_version() { return latest_schema_version(); }
 int Store::file_schema_version() const { return read_schema_version(impl_->db); }
 
 std::string Store::begin_run(const RunRecord& run) {
-  return impl_->insert_run(run, RunStatus::running, "", std::nullopt, "begin run");
+  const std::string run_id = impl_->insert_run(run, RunStatus::running, "", std::nullopt, "begin run");
+  causes::reserve(path(), run_id);  // space for a cause, while the disk has room
+  return run_id;
 }
 
 std::string Store::record_skipped(const RunRecord& run, const std::string& reason) {
@@ -271,26 +342,7 @@ void Store::append_steps(const std::string& run_id, const std::vector<StepRecord
   const std::string doing = fmt::format("append {} steps", steps.size());
   sqlite::Transaction tx(self.db, doing);
   self.require_running(run_id, doing);
-  auto q = self.query(kInsertStep, doing);
-  for (const StepRecord& s : steps) {
-    q->bind(1, run_id);
-    q->bind(2, s.step);
-    q->bind(3, s.loss);
-    q->bind(4, s.seconds);
-    q->bind(5, s.tokens);
-    q->bind(6, s.warmup ? 1 : 0);
-    q->bind(7, s.eval ? 1 : 0);
-    q->bind(8, s.checkpoint ? 1 : 0);
-    q->bind(9, s.eval_loss);
-    try {
-      q->run();
-    } catch (const StoreError& e) {
-      throw StoreError(fmt::format("{} (step {} of run {}; none of the batch was stored)",
-                                   e.what(), s.step, run_id),
-                       e.sqlite_code());
-    }
-    q->reset();
-  }
+  self.insert_steps(run_id, steps, doing);
   tx.commit();
 }
 
@@ -313,15 +365,50 @@ void Store::finish_run(const std::string& run_id, RunStatus status, const std::s
     q->bind(4, now_utc());
     q->run();
   }
-  auto q = self.query(kUpsertMetric, doing);
-  for (const auto& [metric, value] : metrics) {
-    q->bind(1, run_id);
-    q->bind(2, metric);
-    q->bind(3, value);
-    q->run();
-    q->reset();
-  }
+  self.upsert_metrics(run_id, metrics, doing);
   tx.commit();
+  causes::remove(self.db.path(), run_id);
+}
+
+bool Store::finish_run_or_keep_cause(const std::string& run_id, RunStatus status,
+                                     const std::string& reason) noexcept {
+  try {
+    finish_run(run_id, status, reason);
+    return true;
+  } catch (...) {  // the store error itself, or memory: keep the cause for later
+  }
+  causes::write(path(), run_id, status, reason);
+  return false;
+}
+
+ImportOutcome Store::import_run(const RunRecord& run, const std::vector<StepRecord>& steps,
+                                const MetricList& metrics, bool replace) {
+  Impl& self = *impl_;
+  const std::string doing = fmt::format("import run {}", run.run_id);
+  if (run.run_id.empty()) self.db.fail(doing, "an imported run needs a run_id");
+  if (run.status == RunStatus::running) self.db.fail(doing, "an imported run must be finished, not running");
+  sqlite::Transaction tx(self.db, doing);
+  bool present = false;
+  {
+    auto q = self.query("SELECT 1 FROM runs WHERE run_id = ?1", doing);
+    q->bind(1, run.run_id);
+    present = q->step();
+  }
+  if (present && !replace) return ImportOutcome::kPresent;  // rolls back an empty transaction
+  if (present) {
+    // Foreign keys cascade: the old steps and metrics go with the row.
+    auto q = self.query("DELETE FROM runs WHERE run_id = ?1", doing);
+    q->bind(1, run.run_id);
+    q->run();
+  }
+  RunRecord row = run;
+  const std::string now = now_utc();
+  if (row.started_at.empty()) row.started_at = now;  // never after finished_at
+  self.insert_run_row(row, row.status, row.reason, row.finished_at ? *row.finished_at : now, doing);
+  self.insert_steps(run.run_id, steps, doing);
+  self.upsert_metrics(run.run_id, metrics, doing);
+  tx.commit();
+  return present ? ImportOutcome::kReplaced : ImportOutcome::kAdded;
 }
 
 int Store::recover_stale_runs() {
@@ -338,17 +425,22 @@ int Store::recover_stale_runs() {
   }
   const std::string now = now_utc();
   auto q = self.query(
-      "UPDATE runs SET status = 'interrupted', reason = ?2, finished_at = ?3"
+      "UPDATE runs SET status = ?4, reason = ?2, finished_at = ?3"
       " WHERE run_id = ?1 AND status = 'running'",
       "recover stale runs");
   for (const auto& [run_id, pid] : stale) {
+    // A process that could not store its run's end left it in the cause file.
+    const auto cause = causes::read(self.db.path(), run_id);
     q->bind(1, run_id);
-    q->bind(2, fmt::format("process {} on {} exited without finishing the run", pid, host));
+    q->bind(2, cause ? cause->reason
+                     : fmt::format("process {} on {} exited without finishing the run", pid, host));
     q->bind(3, now);
+    q->bind(4, to_string(cause ? cause->status : RunStatus::interrupted));
     q->run();
     q->reset();
   }
   tx.commit();
+  for (const auto& stale_run : stale) causes::remove(self.db.path(), stale_run.first);
   return static_cast<int>(stale.size());
 }
 
@@ -359,6 +451,7 @@ std::vector<RunRecord> Store::runs(const RunFilter& filter) const {
   q->bind(3, filter.variant);
   if (filter.status) q->bind(4, impl_->status_name(*filter.status, "list runs"));
   q->bind(5, filter.limit.value_or(-1));  // LIMIT -1: no limit
+  q->bind(6, filter.started_since);
   std::vector<RunRecord> out;
   while (q->step()) out.push_back(impl_->read_run(*q));
   return out;
@@ -373,8 +466,8 @@ std::optional<RunRecord> Store::run(const std::string& run_id) const {
 
 std::vector<StepRecord> Store::steps(const std::string& run_id) const {
   auto q = impl_->query(
-      "SELECT step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint, eval_loss"
-      " FROM steps WHERE run_id = ?1 ORDER BY step",
+      "SELECT step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint, eval_loss,"
+      " is_stall FROM steps WHERE run_id = ?1 ORDER BY step",
       fmt::format("read steps of run {}", run_id));
   q->bind(1, run_id);
   std::vector<StepRecord> out;
@@ -388,6 +481,7 @@ std::vector<StepRecord> Store::steps(const std::string& run_id) const {
     s.eval = q->int64(5) != 0;
     s.checkpoint = q->int64(6) != 0;
     s.eval_loss = q->optional_real(7);
+    s.stall = q->int64(8) != 0;
   }
   return out;
 }

@@ -67,6 +67,14 @@ struct RunFilter {
   std::optional<std::string> variant;
   std::optional<RunStatus> status;
   std::optional<int64_t> limit;
+  std::optional<std::string> started_since;  // ISO-8601 UTC: runs started at or after it
+};
+
+// What Store::import_run() did with a run.
+enum class ImportOutcome {
+  kAdded,     // stored
+  kPresent,   // a run with that run_id was already stored: nothing written
+  kReplaced,  // the stored run of that run_id (steps, metrics) was replaced
 };
 
 // A measured dense-matmul peak of one device for one dtype (`twinbench calibrate`).
@@ -97,7 +105,8 @@ class Store {
   static int code_schema_version();
   int file_schema_version() const;
 
-  // Inserts the run as `running` and returns its run_id.
+  // Inserts the run as `running` and returns its run_id; reserves the run's
+  // cause file beside the database (causes.h), removed when it is finished.
   std::string begin_run(const RunRecord& run);
   // Inserts the steps of one run in one transaction: all are stored or none.
   // The run must exist and still be running.
@@ -106,10 +115,27 @@ class Store {
   // the metrics, in one transaction. `status` must not be running.
   void finish_run(const std::string& run_id, RunStatus status, const std::string& reason,
                   const MetricList& metrics = {});
+  // Finishes a running run without metrics where the store itself may be what
+  // failed (disk full, read-only file, locked beyond the busy timeout): tries
+  // the small update, and when even that fails keeps the status and reason in
+  // the run's cause file (causes.h) for recover_stale_runs(). Never throws;
+  // true when the run is finished in the store now.
+  bool finish_run_or_keep_cause(const std::string& run_id, RunStatus status, const std::string& reason) noexcept;
   // Stores a run that was not attempted (insert + finish as skipped).
   std::string record_skipped(const RunRecord& run, const std::string& reason);
-  // Marks `interrupted` the runs left `running` by processes of this host
-  // that no longer exist; returns how many. Other hosts' runs are left alone.
+  // Stores a finished run whole — its row (run.status and run.reason; status
+  // must not be running; run.finished_at unset: now; run.run_id must be set),
+  // its steps and its metrics — in one transaction, so that a failure leaves
+  // nothing of it behind (`twinbench import`). A run with the same run_id is
+  // left as it is (kPresent), or, with `replace`, deleted with its steps and
+  // metrics in the same transaction before the new one is written (kReplaced).
+  ImportOutcome import_run(const RunRecord& run, const std::vector<StepRecord>& steps,
+                           const MetricList& metrics, bool replace = false);
+  // Finishes the runs left `running` by processes of this host that no longer
+  // exist: with the status and reason the process left in the run's cause
+  // file (a store error it could not store, causes.h), else as `interrupted`
+  // ("process N on HOST exited without finishing the run"); returns how many.
+  // Other hosts' runs are left alone.
   int recover_stale_runs();
 
   // Newest first (by started_at).

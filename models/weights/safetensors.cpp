@@ -2,8 +2,10 @@
 #include "models/weights/safetensors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -133,12 +135,15 @@ SafetensorsFile load_safetensors(const std::string& path) {
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   for (const auto& e : entries) {
-    int64_t numel = 1;
+    // Checked products: a lying shape whose element count wraps around must not
+    // pass the span check below with a tiny (or zero) byte count.
+    uint64_t need = c10::elementSize(e.type);
     for (int64_t s : e.shape) {
       if (s < 0) throw SafetensorsError(fmt::format("{}: tensor '{}': negative dimension", path, e.name));
-      numel *= s;
+      if (__builtin_mul_overflow(need, static_cast<uint64_t>(s), &need) || need > static_cast<uint64_t>(INT64_MAX))
+        throw SafetensorsError(fmt::format("{}: tensor '{}': shape {} is larger than any file", path, e.name,
+                                           fmt::join(e.shape, "x")));
     }
-    const uint64_t need = static_cast<uint64_t>(numel) * c10::elementSize(e.type);
     if (e.end - e.begin != need)
       throw SafetensorsError(fmt::format("{}: tensor '{}': data_offsets span {} bytes but shape and dtype need {}",
                                          path, e.name, e.end - e.begin, need));

@@ -166,7 +166,7 @@ TEST(Runner, SigkillLeavesARunningRunThatTheNextInvocationMarksInterrupted) {
   const auto steps = query_int(db, "SELECT COUNT(*) FROM steps");
   const auto r = twinbench("runs --db " + db);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("marked 1 stale run(s) interrupted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("finished 1 stale run(s) left running"), std::string::npos) << r.err;
   EXPECT_EQ(query_text(db, "SELECT status FROM runs"), "interrupted");
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps"), steps);  // nothing lost
   expect_integrity_ok(db);

@@ -84,18 +84,19 @@ std::vector<StepRecord> make_steps(const std::string& /*run_id*/, int64_t first,
     s.warmup = i < 3;
     s.eval = i % 100 == 99;
     s.checkpoint = i % 1000 == 999;
+    s.stall = i % 50 == 49;
     if (s.eval) s.eval_loss = s.loss + 0.5;
   }
   return steps;
 }
 
-// Field by field; a NaN loss equals a NaN loss.
+// Field by field; a NaN loss (or unknown, NaN, step time) equals a NaN one.
 bool same_step(const StepRecord& a, const StepRecord& b) {
   const bool same_loss = std::isnan(a.loss) ? std::isnan(b.loss) : a.loss == b.loss;
-  return same_loss && a.step == b.step &&
-         a.seconds == b.seconds && a.tokens == b.tokens &&
+  const bool same_time = std::isnan(a.seconds) ? std::isnan(b.seconds) : a.seconds == b.seconds;
+  return same_loss && same_time && a.step == b.step && a.tokens == b.tokens &&
          a.warmup == b.warmup && a.eval == b.eval &&
-         a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss;
+         a.checkpoint == b.checkpoint && a.eval_loss == b.eval_loss && a.stall == b.stall;
 }
 
 void expect_same_steps(const std::vector<StepRecord>& got, const std::vector<StepRecord>& want) {
@@ -159,13 +160,14 @@ TEST_F(StoreTest, CreatesFileWithCurrentSchemaInWalMode) {
   Store store(path_);
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_EQ(store.path(), path_);
-  EXPECT_EQ(Store::code_schema_version(), 2);
-  EXPECT_EQ(store.file_schema_version(), 2);
+  EXPECT_EQ(Store::code_schema_version(), 3);
+  EXPECT_EQ(store.file_schema_version(), 3);
   RawDb raw(path_);
   EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw.text("SELECT group_concat(version || ':' || description, '|')"
                      " FROM (SELECT * FROM schema_version ORDER BY version)"),
-            fmt::format("1:{}|2:{}", migrations()[0].description, migrations()[1].description));
+            fmt::format("1:{}|2:{}|3:{}", migrations()[0].description, migrations()[1].description,
+                        migrations()[2].description));
   EXPECT_EQ(store.integrity_check(), "ok");
 }
 
@@ -334,10 +336,10 @@ TEST_F(StoreTest, RefusesNewerSchemaAndLeavesFileUnchanged) {
     Store store(path_);
     store.begin_run(sample_run());
   }
-  RawDb(path_).exec("UPDATE schema_version SET version = 99 WHERE version = 2");
+  RawDb(path_).exec("UPDATE schema_version SET version = 99 WHERE version = 3");
   const std::string before = read_bytes(path_);
   ASSERT_FALSE(before.empty());
-  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 2"});
+  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 3"});
   EXPECT_EQ(read_bytes(path_), before);
   RawDb raw(path_);
   EXPECT_EQ(raw.text("SELECT max(version) FROM schema_version"), "99");
@@ -370,7 +372,7 @@ TEST_F(StoreTest, MigratesVersion1File) {
   }
 
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 2);
+  EXPECT_EQ(store.file_schema_version(), 3);
 
   const auto old = store.run("old-run");
   ASSERT_TRUE(old);
@@ -421,8 +423,100 @@ TEST_F(StoreTest, MigratesVersion1File) {
   expect_same_steps(store.steps(id), fresh);
 
   RawDb raw(path_);
-  EXPECT_EQ(raw.text("SELECT group_concat(version) FROM schema_version"), "1,2");
+  EXPECT_EQ(raw.text("SELECT group_concat(version) FROM schema_version"), "1,2,3");
   EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+}
+
+TEST_F(StoreTest, MigratesVersion2FileToStallsAndUnknownTimes) {
+  {
+    // What a version 2 twinbench wrote.
+    RawDb raw(path_);
+    raw.exec(std::string(migrations()[0].sql));
+    raw.exec(std::string(migrations()[1].sql));
+    raw.exec("INSERT INTO schema_version VALUES (1, '2023-01-01T00:00:00.000Z', 'initial'),"
+             " (2, '2023-06-01T00:00:00.000Z', 'v2')");
+    raw.exec(R"(INSERT INTO runs (run_id, group_id, case_name, variant, status, started_at, host, pid)
+      VALUES ('v2-run', 'g', 'base', 'module', 'completed', '2023-06-01T00:00:00.000Z', 'h', 1))");
+    raw.exec("INSERT INTO steps (run_id, step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint,"
+             " eval_loss) VALUES ('v2-run', 0, 2.5, 0.125, 256, 1, 0, 0, NULL),"
+             " ('v2-run', 1, NULL, 0.0625, 256, 0, 1, 1, 2.75)");
+  }
+  Store store(path_);
+  EXPECT_EQ(store.file_schema_version(), 3);
+  const auto old = store.steps("v2-run");
+  ASSERT_EQ(old.size(), 2u);
+  EXPECT_EQ(old[0].loss, 2.5);
+  EXPECT_EQ(old[0].seconds, 0.125);
+  EXPECT_TRUE(old[0].warmup);
+  EXPECT_TRUE(std::isnan(old[1].loss));
+  EXPECT_TRUE(old[1].eval && old[1].checkpoint);
+  EXPECT_EQ(old[1].eval_loss, 2.75);
+  EXPECT_FALSE(old[0].stall || old[1].stall);  // old rows: not marked
+
+  // What version 3 added: a stall mark, and a step whose time is unknown.
+  const std::string id = store.begin_run(sample_run());
+  auto fresh = make_steps(id, 0, 3);
+  fresh[1].stall = true;
+  fresh[2].seconds = std::numeric_limits<double>::quiet_NaN();
+  store.append_steps(id, fresh);
+  expect_same_steps(store.steps(id), fresh);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.text("SELECT count(*) FROM steps WHERE step_time_s IS NULL"), "1");
+  EXPECT_EQ(raw.text("SELECT group_concat(step) FROM steps WHERE is_stall = 1"), "1");
+  EXPECT_EQ(raw.text("PRAGMA foreign_key_check"), "");
+}
+
+TEST_F(StoreTest, ImportRunWritesOneRunWholeOrNothing) {
+  Store store(path_);
+  RunRecord run = sample_run();
+  run.run_id = "import-0001";
+  run.status = RunStatus::completed;
+  const auto steps = make_steps(run.run_id, 0, 5);
+  const MetricList metrics = {{"final_loss", 2.0}, {"mfu", std::nullopt}};
+  EXPECT_EQ(store.import_run(run, steps, metrics), ImportOutcome::kAdded);
+  const auto stored = store.run(run.run_id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, RunStatus::completed);
+  EXPECT_TRUE(stored->finished_at);
+  expect_same_steps(store.steps(run.run_id), steps);
+  EXPECT_EQ(store.metrics(run.run_id).at("final_loss"), 2.0);
+
+  // Again: already there, nothing written.
+  RunRecord other = run;
+  other.reason = "second";
+  EXPECT_EQ(store.import_run(other, make_steps(run.run_id, 0, 2), {}), ImportOutcome::kPresent);
+  EXPECT_EQ(store.steps(run.run_id).size(), 5u);
+  EXPECT_EQ(store.run(run.run_id)->reason, "");
+
+  // Replace: the old steps and metrics go, in the same transaction.
+  EXPECT_EQ(store.import_run(other, make_steps(run.run_id, 0, 2), {{"final_loss", 3.0}}, true),
+            ImportOutcome::kReplaced);
+  EXPECT_EQ(store.steps(run.run_id).size(), 2u);
+  EXPECT_EQ(store.run(run.run_id)->reason, "second");
+  EXPECT_EQ(store.metrics(run.run_id).size(), 1u);
+  EXPECT_EQ(store.runs().size(), 1u);
+
+  // A failure part-way (a repeated step number) leaves no trace of the run.
+  RunRecord bad = sample_run();
+  bad.run_id = "import-0002";
+  bad.status = RunStatus::completed;
+  auto twice = make_steps(bad.run_id, 0, 3);
+  twice.push_back(twice.front());
+  expect_store_error([&] { store.import_run(bad, twice, metrics); }, {"import run import-0002", "step 0"});
+  EXPECT_FALSE(store.run(bad.run_id));
+  RawDb raw(path_);
+  EXPECT_EQ(raw.text("SELECT count(*) FROM steps WHERE run_id = 'import-0002'"), "0");
+  // ... and so does a failed replacement: the old run stays as it was.
+  expect_store_error([&] { store.import_run(other, twice, metrics, true); }, {"step 0"});
+  EXPECT_EQ(store.steps(run.run_id).size(), 2u);
+  EXPECT_EQ(store.metrics(run.run_id).at("final_loss"), 3.0);
+
+  RunRecord running = bad;
+  running.status = RunStatus::running;
+  expect_store_error([&] { store.import_run(running, {}, {}); }, {"must be finished"});
+  RunRecord no_id = bad;
+  no_id.run_id.clear();
+  expect_store_error([&] { store.import_run(no_id, {}, {}); }, {"needs a run_id"});
 }
 
 TEST_F(StoreTest, CalibrationsReturnTheLatest) {
