@@ -1,6 +1,7 @@
 // Configuration resolution (see config.h): one key table drives TOML parsing,
 // command-line overrides, validation messages and the JSON dump.
 #include "harness/base/config.h"
+#include "harness/base/external_toml.h"
 
 
 #include <fmt/format.h>
@@ -174,6 +175,10 @@ std::vector<Setting> settings_from_toml(const std::string& path, const toml::tab
       }
       continue;
     }
+    if (name == "external") {  // [external.NAME]: a trainer run as a variant (external_toml.h)
+      parse_external_sections(path, *table, config.externals);
+      continue;
+    }
     if (name == "reduced") {
       // [reduced] holds dotted keys: "model.layers" = 2
       for (auto&& [k, v] : *table) {
@@ -258,8 +263,14 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   positive("train.grad_accum", config.train.grad_accum);
   positive("measure.repeats", config.measure.repeats);
   positive("dist.nproc", config.dist.nproc);
-  if (!(config.dist.bucket_mb > 0)) throw ConfigError(where_of("dist.bucket_mb"), "dist.bucket_mb", fmt::format("must be > 0, got {}", config.dist.bucket_mb));
-  if (!(config.dist.timeout_s >= 1)) throw ConfigError(where_of("dist.timeout_s"), "dist.timeout_s", fmt::format("must be >= 1, got {}", config.dist.timeout_s));
+  // Upper bounds too: both become integers (bytes, a std::chrono duration), and
+  // an infinite timeout cast to one is undefined (it came out negative).
+  if (!(config.dist.bucket_mb > 0 && config.dist.bucket_mb <= 1e6))
+    throw ConfigError(where_of("dist.bucket_mb"), "dist.bucket_mb",
+                      fmt::format("must be > 0 and at most 1e6, got {}", config.dist.bucket_mb));
+  if (!(config.dist.timeout_s >= 1 && config.dist.timeout_s <= 1e6))
+    throw ConfigError(where_of("dist.timeout_s"), "dist.timeout_s",
+                      fmt::format("must be in [1, 1e6] seconds, got {}", config.dist.timeout_s));
   positive("train.eval_batches", config.train.eval_batches);
   non_negative("train.warmup_steps", static_cast<double>(config.train.warmup_steps));
   non_negative("train.eval_every", static_cast<double>(config.train.eval_every));
@@ -329,6 +340,8 @@ std::string config_json(const RunConfig& config) {
   j["reduced"] = config.reduced;
   if (config.reduced) j["reduced_overrides"] = config.reduced_overrides;
   if (!config.thresholds.empty()) j["thresholds"] = config.thresholds;
+  for (const auto& [name, spec] : config.externals)
+    if (spec.where.rfind("built in", 0) != 0) j["external"][name] = {{"command", spec.command}, {"format", spec.format}};
   return j.dump();
 }
 

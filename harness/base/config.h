@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/external_spec.h"
 #include "models/config.h"
 
 namespace twinbench {
@@ -74,6 +75,9 @@ struct RunConfig {
   // and where each came from ("cases/x.toml:12") for metrics::check_thresholds.
   std::map<std::string, double> thresholds;
   std::map<std::string, std::string> threshold_sources;
+  // External variants by name: the built-in `eager` plus the case's
+  // [external.NAME] sections (harness/base/external_spec.h, docs/external.md).
+  std::map<std::string, ExternalSpec> externals = builtin_externals();
 };
 
 // Where a bad value came from: "cases/x.toml:7" or "command line".

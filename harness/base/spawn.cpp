@@ -2,6 +2,7 @@
 #include "harness/base/spawn.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +49,15 @@ pid_t spawn(const SpawnOptions& o) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   for (const auto& [key, value] : o.env) setenv(key.c_str(), value.c_str(), 1);
-  redirect(o.stdout_path, STDOUT_FILENO);
+  if (o.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o.cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);  // best effort: an unavailable CPU leaves the child unpinned
+  }
+  if (o.new_process_group) setpgid(0, 0);
+  if (o.stdout_fd >= 0) dup2(o.stdout_fd, STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
+  else redirect(o.stdout_path, STDOUT_FILENO);
   redirect(o.stderr_path, STDERR_FILENO);
   if (!o.working_dir.empty() && chdir(o.working_dir.c_str()) != 0) {
     std::fprintf(stderr, "%s: cannot enter %s: %s\n", argv[0], o.working_dir.c_str(), std::strerror(errno));

@@ -21,6 +21,9 @@ struct SpawnOptions {
   std::string stdout_path;  // empty: inherited; "/dev/null" to discard
   std::string stderr_path;  // empty: inherited
   bool die_with_parent = true;  // PR_SET_PDEATHSIG(SIGKILL)
+  int cpu = -1;                 // pin the child to this CPU (sched_setaffinity); -1: anywhere
+  int stdout_fd = -1;  // >= 0: the child's stdout is this descriptor (a pipe's write end), overriding stdout_path
+  bool new_process_group = false;  // setpgid(0, 0): signals to the child's group reach its own children too
 };
 
 // Starts the child and returns its pid. Throws std::runtime_error when fork

@@ -1,5 +1,6 @@
 // `twinbench list`: cases, presets, variants and config keys.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
@@ -29,6 +30,8 @@ void add_list_command(CLI::App& app, int& exit_code) {
     }
     std::cout << "variants:\n";
     for (const auto& v : variant_names()) std::cout << "  " << v << "\n";
+    for (const auto& [name, spec] : builtin_externals())  // run as commands (docs/external.md)
+      std::cout << fmt::format("  {:<10} external: {}\n", name, fmt::join(spec.command, " "));
     if (*keys) {
       std::cout << "config keys:\n";
       for (const auto& k : config_keys()) std::cout << fmt::format("  {:<24} {:<8} {}\n", k.key, k.type, k.doc);

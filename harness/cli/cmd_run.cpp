@@ -3,16 +3,21 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "harness/cli/common.h"
-#include "harness/run/dist/world.h"
 #include "harness/base/interrupt.h"
+#include "harness/run/dist/launcher.h"
+#include "harness/run/dist/world.h"
+#include "harness/run/host_guard.h"
 #include "harness/run/runner.h"
 #include "harness/store/store.h"
+#include "harness/metrics/catalogue.h"
 #include "reports/console_table.h"
 #include "variants/registry.h"
 
@@ -48,6 +53,8 @@ struct ExecOpts {
   std::string run_id;   // launcher-created run row that rank 0 fills in
   int repeat_index = -1;
   bool no_progress = false;
+  bool oversubscribe = false;  // run even when processes x threads exceed the cores (host_guard.h)
+  std::string reference;       // the table's first column, the others' reference ("" = the first variant)
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -59,7 +66,8 @@ std::vector<std::string> overrides_of(const ExecOpts& o) {
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("overrides", o.overrides, "config overrides key=value");
-  cmd->add_option("--variant", o.variants, "implementation(s), comma-separated");
+  cmd->add_option("--variant,--variants", o.variants,
+                  "implementation(s), comma-separated: functional, module, eager, or a case's [external.NAME]");
   cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--db", o.db, "SQLite file the runs are stored in");
@@ -69,8 +77,15 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--commit", o.labels.commit, "commit label to record (default: from the build, or $TWINBENCH_COMMIT)");
   cmd->add_flag("--json", o.json, "print the list of runs as JSON on stdout and nothing else");
   cmd->add_option("--group", o.group, "group id shared by the stored runs (default: a new uuid)");
-  cmd->add_option("--nproc", o.nproc, "data-parallel worker processes on this host (overrides dist.nproc)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--nproc", o.nproc,
+                  fmt::format("data-parallel worker processes on this host (overrides dist.nproc), at most {}; "
+                              "workers start at most {} per second, and processes x threads may not exceed the "
+                              "cores unless --oversubscribe",
+                              kMaxProcesses, dist::kMaxSpawnsPerSecond))
+      ->check(CLI::Range(1, kMaxProcesses));
+  cmd->add_flag("--oversubscribe", o.oversubscribe,
+                "run even when processes x threads exceed this host's cores (refused otherwise); the runs are "
+                "marked oversubscribed and their timings are never judged");
   cmd->add_option("--rank", o.rank, "run as this rank of a data-parallel job (with --world-size)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--world-size", o.world_size, "number of ranks in the data-parallel job")->check(CLI::PositiveNumber);
@@ -78,6 +93,8 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--master-port", o.master_port, "rendezvous TCP port (default: a free port with --nproc, else 29500)")
       ->check(CLI::Range(1, 65535));
   cmd->add_flag("--no-progress", o.no_progress, "do not print the per-step progress line");
+  cmd->add_option("--reference", o.reference,
+                  "the implementation the others are compared against in the tables (default: the first)");
   cmd->add_option("--run-id", o.run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.repeat_index, "(launcher internal) the repeat number to record");
 }
@@ -102,11 +119,35 @@ nlohmann::ordered_json run_json(const RunOutcome& r) {
 }
 
 // One table per case: per variant the repeat with the median mean step time.
+// A finished run as the comparisons read it (harness/compare): its metrics and repeat.
+compare::RunView view_of(const RunOutcome& r) {
+  compare::RunView v;
+  v.run.case_name = r.case_name;
+  v.run.variant = r.variant;
+  v.run.repeat_index = r.repeat;
+  v.run.status = r.status;
+  if (r.metrics)
+    for (const auto& [name, value] : metrics::to_list(*r.metrics)) v.metrics[name] = value;
+  return v;
+}
+
 void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants) {
   std::vector<std::string> cases;
   for (const auto& r : outcomes)
     if (std::find(cases.begin(), cases.end(), r.case_name) == cases.end()) cases.push_back(r.case_name);
+  // The second implementation against the first, run by run (the matrix interleaves
+  // them repeat by repeat: paired); one false-alarm budget for the whole table.
+  std::vector<compare::RunView> views;
+  for (const auto& r : outcomes) views.push_back(view_of(r));
+  compare::CompareOptions options;
+  options.paired = true;
+  options.parity = false;
+  options.tests = std::max<size_t>(1, cases.size() * compare::timing_tests_per_case());
   for (const auto& c : cases) {
+    std::optional<compare::Comparison> verdicts;
+    if (variants.size() == 2)
+      verdicts = compare::compare_runs(c, variants[0], variants[1], compare::select(views, c, variants[0]),
+                                       compare::select(views, c, variants[1]), options);
     std::vector<TableColumn> columns;
     for (const auto& v : variants) {
       std::vector<const RunOutcome*> runs;
@@ -128,15 +169,49 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
     const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
                                          [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
     const bool measured = std::any_of(columns.begin(), columns.end(), [](const TableColumn& t) { return t.metrics.has_value(); });
-    std::cout << side_by_side_table(repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns)
+    std::cout << side_by_side_table(repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns,
+                                    verdicts ? &*verdicts : nullptr)
               << "\n";
+  }
+}
+
+// Joins the data-parallel world on a helper thread while this one watches for a
+// stop request: a rendezvous can wait minutes for missing ranks, and a signal
+// only interrupts the system call of whichever thread it lands on ("Interrupted
+// system call"). A stop during the rendezvous is the user's, not a failed
+// rendezvous: the worker exits at once with kExitInterrupted (nothing of its
+// own is stored yet; its launcher stores the run as interrupted). _Exit, since
+// the joining thread cannot be cancelled and must not meet static destructors.
+std::unique_ptr<dist::World> join_world(const dist::WorldOptions& w) {
+  // Silent: the launcher reports the stop once, not once per rank.
+  const auto interrupted = [] { std::_Exit(kExitInterrupted); };
+  auto joining = std::async(std::launch::async, [w] { return std::make_unique<dist::World>(w); });
+  while (joining.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+    if (stop_requested()) interrupted();
+  try {
+    return joining.get();
+  } catch (const std::exception&) {
+    if (stop_requested()) interrupted();
+    throw;
   }
 }
 
 int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   const auto variants = split_commas(o.variants);
   if (variants.empty()) throw ConfigError("command line", "--variant", "no implementation given");
-  for (const auto& v : variants) make_variant(v, {preset_config("tiny"), 0, torch::kCPU});  // unknown names fail now
+  for (const auto& v : variants) {
+    // External variants ([external.NAME] in a case, or the built-in `eager`)
+    // run as commands; every other name must be a registered implementation.
+    const bool external = std::any_of(configs_in.begin(), configs_in.end(),
+                                      [&](const RunConfig& c) { return is_external_variant(c, v); });
+    const auto builtin = variant_names();
+    if (external && std::find(builtin.begin(), builtin.end(), v) != builtin.end())
+      throw ConfigError(configs_in.front().externals.count(v) ? configs_in.front().externals.at(v).where : "case file",
+                        "external." + v, "names a built-in implementation; choose another name");
+    if (!external) make_variant(v, {preset_config("tiny"), 0, torch::kCPU});  // unknown names fail now
+  }
+  if (!o.reference.empty() && std::find(variants.begin(), variants.end(), o.reference) == variants.end())
+    throw ConfigError("command line", "--reference", fmt::format("'{}' is not one of --variants", o.reference));
   std::vector<RunConfig> configs = configs_in;
   if (o.repeats > 0)
     for (auto& c : configs) c.measure.repeats = o.repeats;
@@ -145,6 +220,9 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   if ((o.rank >= 0) != (o.world_size > 0))
     throw ConfigError("command line", o.rank >= 0 ? "--world-size" : "--rank",
                       "--rank and --world-size go together");
+  // The host guard, before anything is stored or started: refused within a
+  // second, naming the processes, threads and cores.
+  if (o.world_size == 0) check_host(configs, at::get_num_threads(), o.oversubscribe);
   install_interrupt_handlers();  // before a rendezvous that may take a while
   std::unique_ptr<dist::World> world;
   if (o.world_size > 0) {
@@ -156,7 +234,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     w.master_addr = o.master_addr;
     w.master_port = o.master_port > 0 ? o.master_port : 29500;
     w.timeout = std::chrono::seconds(static_cast<int64_t>(configs.front().dist.timeout_s));
-    world = std::make_unique<dist::World>(w);
+    world = join_world(w);
   }
   const bool writes_db = !o.no_db && (!world || world->rank() == 0);  // rank 0 alone writes
 
@@ -171,7 +249,9 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   if (writes_db) {
     db.emplace(o.db);
     const int recovered = db->recover_stale_runs();
-    if (recovered > 0) std::cerr << fmt::format("{}: marked {} stale run(s) interrupted\n", o.db, recovered);
+    if (recovered > 0)
+      std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", o.db,
+                               recovered);
     options.store = &*db;
   }
   options.group_id = o.group.empty() ? store::new_uuid() : o.group;
@@ -183,7 +263,10 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     for (const auto& r : outcomes) list.push_back(run_json(r));
     std::cout << list.dump(2) << "\n";
   } else {
-    print_tables(outcomes, variants);
+    auto columns = variants;  // the reference first: the Diff / "vs" columns are against it
+    if (const auto ref = std::find(columns.begin(), columns.end(), o.reference); ref != columns.end())
+      std::rotate(columns.begin(), ref, ref + 1);
+    print_tables(outcomes, columns);
     if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
                                      outcomes.size() == 1 ? "run" : "runs", o.db, options.group_id);
   }

@@ -49,6 +49,7 @@ void add_report_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_ab_command(CLI::App& app, int& exit_code);  // cmd_ab.cpp
 void add_data_command(CLI::App& app, int& exit_code);
+void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trainer logs as runs
 
 
 }  // namespace twinbench::cli

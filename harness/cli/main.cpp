@@ -21,6 +21,7 @@
 namespace twinbench::cli {
 
 static_assert(kExitPeerLost == dist::kPeerLostExitCode, "one exit code for a lost peer");
+static_assert(kExitInterrupted == dist::kInterruptedExitCode, "one exit code for a stopped worker");
 
 // A data-parallel worker's launcher reads why it failed from $TWINBENCH_ERROR_FILE.
 int fail(int code, const std::string& message) {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, exit_code);
   add_ab_command(app, exit_code);
   add_data_command(app, exit_code);
+  add_import_command(app, exit_code);
   memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
   init_threads();
   try {
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
     return fail(kExitFailure, e.what());
   } catch (const SafetensorsError& e) {
     return fail(kExitBadInput, e.what());
+  } catch (const c10::Error& e) {  // LibTorch's own: its what() carries a C++ backtrace
+    return fail(kExitFailure, e.what_without_backtrace());
   } catch (const std::exception& e) {
     return fail(kExitFailure, e.what());
   }

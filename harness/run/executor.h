@@ -1,7 +1,7 @@
 // The executor seam: how one run of a (case, variant, repeat) is carried out
 // once the runner has decided it can happen here. Today: in this process
-// (in_process.cpp) or by launched data-parallel workers (launched.cpp); a
-// trainer run as an external command plugs in the same way. An executor
+// (in_process.cpp), by launched data-parallel workers (launched.cpp), or as
+// an external trainer command (external.cpp, docs/external.md). An executor
 // begins and finishes the run's row in the store and returns its outcome; the
 // runner above it decides what runs, in which order, and skips what cannot.
 #pragma once
@@ -75,6 +75,15 @@ std::unique_ptr<Executor> make_launched_executor();
 // The executor for `config` here: launched workers when it asks for more than
 // one process and this process is not itself a worker, else in-process.
 std::unique_ptr<Executor> executor_for(const RunConfig& config, const RunnerOptions& options);
+// A trainer command run as a variant: `[external.NAME]` or the built-in `eager`
+// (external.cpp, docs/external.md).
+std::unique_ptr<Executor> make_external_executor();
+// Whether `variant` names an external variant in `config` (config.externals).
+bool is_external_variant(const RunConfig& config, const std::string& variant);
+// The executor for one variant of `config`: external for external variants,
+// else as above.
+std::unique_ptr<Executor> executor_for(const RunConfig& config, const std::string& variant,
+                                       const RunnerOptions& options);
 
 // Writes a run's steps to the store in batches, so that storing never costs
 // measurable training time (one transaction per kFlushBatch steps).

@@ -5,6 +5,7 @@
 
 #include "harness/base/interrupt.h"
 #include "harness/run/dist/world.h"
+#include "harness/run/host_guard.h"
 #include "harness/run/memory.h"
 #include "harness/run/plan.h"
 #include "models/torch_compat.h"
@@ -41,38 +42,53 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   prov.device_name = device_name(o.device);
-  const bool launches = config.dist.nproc > 1 && !o.world;
-  // Launched workers share this process's cores out between them.
-  const int threads = launches ? std::max(1, at::get_num_threads() / static_cast<int>(config.dist.nproc))
-                               : at::get_num_threads();
+  // Launched workers share this process's cores out between them (host_guard.h).
+  const HostLoad load = host_load(config, at::get_num_threads(), o.world != nullptr);
+  const int threads = load.threads_per_process;
   prov.threads = threads;
+  prov.host_cores = load.cores;
+  prov.oversubscribed = load.oversubscribed();  // allowed by --oversubscribe, else refused before
   prov.world_size = static_cast<int>(config.dist.nproc);
   if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
   if (config.model.quant_mode != "none") prov.quant_backend = "emulated";
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
 
-  if (const auto reason = skip_reason(config); !reason.empty()) {
+  if (const auto reason = skip_reason(config, load.processes); !reason.empty()) {
     out.status = RunStatus::skipped;
     out.reason = reason;
     if (o.store) out.run_id = o.store->record_skipped(record, reason);
     return out;
   }
-  return executor_for(config, o)->execute({config, record, out, threads}, o);
+  return executor_for(config, variant_name, o)->execute({config, record, out, threads}, o);
 }
 
 }  // namespace
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 
-std::string skip_reason(const RunConfig& c) {
+std::string skip_reason(const RunConfig& c, int processes) {
   if (c.needs.device == "cuda" && !torch::cuda::is_available()) return "requires a CUDA device; none is available";
   const Plan plan = make_plan(c, 1);
-  if (!plan.fits)
-    return fmt::format("needs an estimated {:.1f} GiB (plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, "
-                       "activations {:.1f}), this host has {:.1f} GiB",
-                       plan.required_bytes / double(1LL << 30), plan.memory.weights / double(1LL << 30),
-                       plan.memory.gradients / double(1LL << 30), plan.memory.optimizer / double(1LL << 30),
-                       plan.memory.activations / double(1LL << 30), plan.device_capacity_bytes / double(1LL << 30));
+  const auto gib = [](double bytes) { return bytes / double(1LL << 30); };
+  const std::string breakdown =
+      fmt::format("plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}", gib(plan.memory.weights),
+                  gib(plan.memory.gradients), gib(plan.memory.optimizer), gib(plan.memory.activations));
+  if (processes <= 1 || c.needs.device == "cuda") {  // GPU workers each hold their own device
+    if (!plan.fits)
+      return fmt::format("needs an estimated {:.1f} GiB ({}), this host has {:.1f} GiB", gib(plan.required_bytes),
+                         breakdown, gib(plan.device_capacity_bytes));
+    return "";
+  }
+  // Launched workers all live in this host's memory: each needs the plan's
+  // estimate plus the runtime a twinbench process holds before it trains
+  // (LibTorch and its pools), measured here as this process's peak RSS.
+  const double runtime = static_cast<double>(memory::peak_rss_bytes());
+  const double each = static_cast<double>(plan.required_bytes) + runtime;
+  const double total = each * processes;
+  if (total > static_cast<double>(plan.device_capacity_bytes))
+    return fmt::format("needs an estimated {:.1f} GiB for {} processes (each {:.1f} GiB: {}, runtime {:.2f}), "
+                       "this host has {:.1f} GiB",
+                       gib(total), processes, gib(each), breakdown, gib(runtime), gib(plan.device_capacity_bytes));
   return "";
 }
 

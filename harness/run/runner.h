@@ -14,8 +14,11 @@
 
 namespace twinbench {
 
-// Why this case cannot run on this machine, or "" when it can.
-std::string skip_reason(const RunConfig& config);
+// Why this case cannot run on this machine, or "" when it can: a CUDA
+// requirement, or memory. `processes` launched on this host each need the
+// plan's memory estimate plus a process's runtime; together they must fit
+// the host's RAM (one process: the estimate alone, as `twinbench plan` says).
+std::string skip_reason(const RunConfig& config, int processes = 1);
 
 // Runs every config with every variant `repeats` times (in that nesting), stopping
 // early when a stop is requested (the interrupted run is stored as such).
