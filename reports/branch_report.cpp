@@ -32,8 +32,9 @@ BranchReport build_branch_report(const std::vector<RunView>& all, const std::str
   BranchReport r;
   r.baseline_ref = baseline_ref;
   r.candidate_ref = candidate_ref;
-  auto base = latest_runs_of_ref(all, baseline_ref);
-  auto cand = latest_runs_of_ref(all, candidate_ref);
+  // Refs as users type them: branch labels, commit prefixes, or any git revision.
+  auto base = latest_runs_of_ref(all, compare::resolve_ref(all, baseline_ref, "baseline"));
+  auto cand = latest_runs_of_ref(all, compare::resolve_ref(all, candidate_ref, "candidate"));
   if (base.empty()) throw std::invalid_argument(fmt::format("no runs of baseline ref '{}' in the store", baseline_ref));
   if (cand.empty())
     throw std::invalid_argument(fmt::format("no runs of candidate ref '{}' in the store", candidate_ref));
@@ -43,12 +44,21 @@ BranchReport build_branch_report(const std::vector<RunView>& all, const std::str
   r.runs.insert(r.runs.end(), cand.begin(), cand.end());
   CompareOptions o = options;
   o.parity = false;  // same implementation: curves may differ legitimately across refs
+  o.paired = false;  // the refs' runs were made at different times: not interleaved pairs
+  std::vector<std::pair<std::string, std::vector<std::string>>> keys;  // case -> variants
   for (const auto& name : case_names(r.runs)) {
     std::vector<std::string> vs;
     for (const auto& run : r.runs)
       if (run.run.case_name == name && std::find(vs.begin(), vs.end(), run.run.variant) == vs.end() &&
           (variants.empty() || std::find(variants.begin(), variants.end(), run.run.variant) != variants.end()))
         vs.push_back(run.run.variant);
+    keys.emplace_back(name, std::move(vs));
+  }
+  // One family: every (case, implementation)'s timing tests of this comparison.
+  size_t comparisons = 0;
+  for (const auto& [name, vs] : keys) comparisons += vs.size();
+  o.tests = std::max<size_t>(1, comparisons * compare::timing_tests_per_case());
+  for (const auto& [name, vs] : keys) {
     for (const auto& v : vs) {
       std::vector<const RunView*> a, b;
       for (size_t i = 0; i < r.runs.size(); ++i)

@@ -19,9 +19,22 @@ std::optional<double> shown(const metrics::Metric& m, const RunMetrics& run) {
   return v ? std::optional<double>(*v * m.display_scale) : std::nullopt;
 }
 
+// "regressed +8.1% [+3.0%, +13.4%]", "no change", or "" for a metric the comparison does not judge.
+std::string verdict_text(const compare::Comparison* verdicts, const std::string& metric) {
+  if (verdicts == nullptr) return "";
+  for (const auto& m : verdicts->metrics)
+    if (m.spec.name == metric)
+      return compare::to_string(m.verdict) + ((m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate) &&
+                                                      !m.change.empty()
+                                                  ? " " + m.change
+                                                  : "");
+  return "";
+}
+
 }  // namespace
 
-std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& cols) {
+std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& cols,
+                               const compare::Comparison* verdicts) {
   // The catalogue's console rows: MaxView's first, then the extra figures twinbench measures.
   const std::vector<metrics::Metric> rows = metrics::shown_in(metrics::kConsole);
 
@@ -36,6 +49,14 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
   std::string out = fmt::format("== {} ==\n{:<15}", title, "Metric");
   for (const auto& c : cols) out += fmt::format(" {:>16}", c.variant);
   if (diff) out += fmt::format(" {:>26}", fmt::format("Diff ({} - {})", cols[1].variant, cols[0].variant));
+  const bool judged = diff && verdicts != nullptr;
+  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * verdicts->confidence));
+  // Three or more implementations (external variants): each one's change
+  // against the first column, the reference, in percent.
+  const bool against_reference = cols.size() > 2;
+  if (against_reference)
+    for (size_t i = 1; i < cols.size(); ++i)
+      out += fmt::format(" {:>22}", fmt::format("{} vs {}", cols[i].variant, cols[0].variant));
   out += "\n";
   for (const auto& row : rows) {
     if (row.shown(metrics::kWhenPresent) &&
@@ -51,7 +72,15 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
       const double d = *values[1] - *values[0];
       const std::string pct = *values[0] != 0 ? fmt::format(" ({:+.2f}%)", 100.0 * d / *values[0]) : "";
       out += fmt::format(" {:>26}", (d >= 0 ? "+" : "") + cell(d, row.format) + pct);
+    } else if (judged) {
+      out += fmt::format(" {:>26}", "");
     }
+    if (against_reference)
+      for (size_t i = 1; i < values.size(); ++i)
+        out += fmt::format(" {:>22}", values[0] && values[i] && *values[0] != 0
+                                          ? fmt::format("{:+.2f}%", 100.0 * (*values[i] - *values[0]) / *values[0])
+                                          : "-");
+    if (judged) out += "  " + verdict_text(verdicts, row.name);
     out += "\n";
   }
   for (const auto& c : cols)

@@ -1,11 +1,13 @@
 // The side-by-side table of one case in MaxView's layout: a column per
-// implementation and a Diff column (second minus first), for terminals and logs.
+// implementation, a Diff column (second minus first) and, given a comparison, a
+// Verdict column, for terminals and logs.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/compare/comparison.h"
 #include "harness/metrics/catalogue.h"
 
 namespace twinbench {
@@ -17,6 +19,9 @@ struct TableColumn {
   std::optional<RunMetrics> metrics;
 };
 
-std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& columns);
+// With `verdicts` (the second column against the first, harness/compare), a
+// Verdict column: each judged metric's verdict and its change with the interval.
+std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& columns,
+                               const compare::Comparison* verdicts = nullptr);
 
 }  // namespace twinbench

@@ -46,17 +46,18 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 white-space:nowrap;border:1px solid transparent;background:var(--grey-bg);color:var(--muted)}
 .badge-improved,.badge-completed{background:var(--green-bg);color:var(--green)}
 .badge-regressed,.badge-failed,.badge-diverged{background:var(--red-bg);color:var(--red)}
-.badge-noise{background:var(--grey-bg);color:var(--muted)}
-.badge-too-few-samples,.badge-not-comparable,.badge-skipped,.badge-interrupted{background:var(--amber-bg);
+.badge-no-change,.badge-missing,.badge-not-judged{background:var(--grey-bg);color:var(--muted)}
+.badge-changed{background:var(--blue-bg);color:var(--blue)}
+.badge-inconclusive,.badge-not-comparable,.badge-skipped,.badge-interrupted{background:var(--amber-bg);
 color:var(--amber);border-color:var(--amber-line)}
-.badge-too-few-samples,.badge-not-comparable{background:#fff}
+.badge-inconclusive,.badge-not-comparable{background:#fff}
 .badge-new-failure{background:var(--darkred);color:#fff}
 .badge-running{background:var(--blue-bg);color:var(--blue)}
 .v-improved,.v-completed{color:var(--green);font-weight:600}
 .v-regressed,.v-failed,.v-diverged{color:var(--red);font-weight:600}
 .v-new-failure{color:var(--darkred);font-weight:700}
-.v-too-few-samples,.v-not-comparable,.v-skipped,.v-interrupted{color:var(--amber)}
-.v-noise{color:var(--muted)}
+.v-inconclusive,.v-not-comparable,.v-skipped,.v-interrupted{color:var(--amber)}
+.v-no-change,.v-missing,.v-not-judged{color:var(--muted)}
 .legend{color:var(--muted);font-size:13px;margin:6px 0 14px}
 .legend .badge{margin:0 2px}
 .muted,.why{color:var(--muted)}
@@ -238,10 +239,14 @@ std::string section(const std::string& id, const std::string& title, const std::
 
 std::string legend(const std::string& a, const std::string& b) {
   const std::string ea = escape(a), eb = escape(b);
-  return "<p class=\"legend\">Diff = " + eb + " &#8722; " + ea + ". Green = " + eb + " improved, red = " + eb +
-         " regressed, grey = within noise. " + badge("improved") + badge("regressed") + badge("noise") +
-         " Amber outline = cannot tell: " + badge("too few samples") + badge("not comparable") +
-         " Dark red = " + badge("new failure") + " (" + eb + " fails where " + ea + " ran).</p>\n";
+  return "<p class=\"legend\">Diff = " + eb + " &#8722; " + ea + "; Change = " + eb + "/" + ea +
+         " &#8722; 1 with its confidence interval (one value per run; docs/verdicts.md). Green = " + eb +
+         " improved, red = " + eb + " regressed (the interval excludes no change and the estimate is beyond the "
+         "threshold), grey = no change (the whole interval within the threshold). " + badge("improved") +
+         badge("regressed") + badge("no change") + " Amber outline = these runs cannot tell yet: " +
+         badge("inconclusive") + badge("not comparable") + " Blue = " + badge("changed") +
+         " (a different parameter count: a different model). Dark red = " + badge("new failure") + " (" + eb +
+         " fails where " + ea + " ran). " + badge("missing") + " = a value one side lacks.</p>\n";
 }
 
 }  // namespace twinbench::html

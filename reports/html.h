@@ -44,8 +44,8 @@ std::string table(const std::vector<std::string>& header_cells_html,
 // Marks an already-escaped cell as numeric: <span class="num">text_html</span>.
 std::string num(const std::string& text_html);
 
-// A coloured badge for a verdict ("improved", "regressed", "noise", "too few
-// samples", "not comparable", "new failure") or a run status ("completed",
+// A coloured badge for a verdict ("improved", "regressed", "no change", "inconclusive",
+// "changed", "missing", "not comparable", "new failure") or a run status ("completed",
 // "skipped", "failed", "diverged", "interrupted", "running"). The text is escaped;
 // the CSS class is badge-<slug of the lower-cased text>; unknown strings get a
 // neutral badge.

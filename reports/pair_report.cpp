@@ -24,6 +24,14 @@ std::string verdict_cell(const compare::MetricComparison& m) {
   return html::badge(compare::to_string(m.verdict)) + " <span class=\"why\">" + html::escape(m.explanation) + "</span>";
 }
 
+// A timing metric's change with its interval ("+8.1% [−3.2%, +19.4%]"); empty for exact metrics (see Diff).
+std::string timing_change(const compare::MetricComparison& m) {
+  const bool timing = m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate;
+  return timing ? m.change : "";
+}
+
+std::string change_cell(const compare::MetricComparison& m) { return html::num(html::escape(timing_change(m))); }
+
 std::string loss_chart(const Comparison& c) {
   std::vector<html::Series> series;
   const std::pair<const std::vector<const RunView*>*, std::pair<std::string, const char*>> sides[] = {
@@ -83,8 +91,14 @@ PairReport build_pair_report(std::vector<RunView> runs, const std::string& group
   report.variant_a = a;
   report.variant_b = b;
   report.runs = std::move(runs);
-  for (const auto& name : case_names(report.runs))
-    report.cases.push_back(compare_runs(name, a, b, select(report.runs, name, a), select(report.runs, name, b), options));
+  const auto names = case_names(report.runs);
+  CompareOptions o = options;
+  // One matrix invocation runs the implementations repeat by repeat (A B, A B, ...):
+  // interleaved pairs. One family: every case's timing tests of this report.
+  o.paired = true;
+  o.tests = std::max<size_t>(1, names.size() * compare::timing_tests_per_case());
+  for (const auto& name : names)
+    report.cases.push_back(compare_runs(name, a, b, select(report.runs, name, a), select(report.runs, name, b), o));
   return report;
 }
 
@@ -95,9 +109,11 @@ std::string comparison_table_html(const Comparison& c) {
   for (const auto& m : c.metrics)
     rows.push_back({html::escape(m.spec.label), html::num(html::escape(metrics::format_value(m.spec, m.baseline))),
                     html::num(html::escape(metrics::format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
-                    verdict_cell(m)});
+                    change_cell(m), verdict_cell(m)});
   return html::table({"Metric", html::escape(head_a), html::escape(head_b),
-                      html::escape(fmt::format("Diff ({} − {})", c.label_b, c.label_a)), "Verdict"},
+                      html::escape(fmt::format("Diff ({} − {})", c.label_b, c.label_a)),
+                      html::escape(fmt::format("Change {}/{} [{:.4g}% CI]", c.label_b, c.label_a, 100 * c.confidence)),
+                      "Verdict"},
                      rows, "maxview");
 }
 
@@ -161,7 +177,7 @@ std::string pair_case_html(const PairReport& report, size_t index) {
     body += html::section(
         "parity", "Loss parity",
         fmt::format("<p>{} max |Δloss| = {:.3g}, max relative = {:.3g} at step {} over {} steps (tolerance {:.1g}).</p>",
-                    html::badge(p.within ? "noise" : "regressed"), p.max_abs, p.max_rel, p.step_of_max, p.compared,
+                    html::badge(p.within ? "no change" : "regressed"), p.max_abs, p.max_rel, p.step_of_max, p.compared,
                     p.tolerance));
   }
   if (measured || (c.runs_a.size() && c.runs_b.size()))
@@ -182,10 +198,12 @@ std::string pair_case_html(const PairReport& report, size_t index) {
 }
 
 std::string comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("| Metric | {} | {} | Diff | Verdict |\n|---|---:|---:|---:|---|\n", c.label_a, c.label_b);
+  std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+                                c.label_a, c.label_b, 100 * c.confidence);
   for (const auto& m : c.metrics)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
-                       metrics::format_value(m.spec, m.candidate), format_diff(m), compare::to_string(m.verdict));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
+                       metrics::format_value(m.spec, m.candidate), format_diff(m), timing_change(m),
+                       compare::to_string(m.verdict));
   return out;
 }
 
@@ -204,6 +222,8 @@ std::string pair_markdown(const PairReport& r) {
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
     out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, status, compare::to_string(c.worst), step, parity);
   }
+  // Every metric of every case (the MaxView table), as the HTML page shows it.
+  for (const auto& c : r.cases) out += fmt::format("\n### {}\n\n", c.case_name) + comparison_markdown(c);
   return out;
 }
 

@@ -28,16 +28,22 @@ struct StepRecord {
   double seconds = 0;       // wall time of the optimizer step, device-synchronised
                             // (data parallel: the slowest process's)
   double comm_seconds = 0;  // of which the gradient all-reduce (0 in one process; not stored)
+  double cpu_seconds = 0;   // CPU time of this process during the step, all threads (not stored per step)
   int64_t tokens = 0;       // tokens processed by this step on this device
   bool warmup = false;      // excluded from steady-state statistics
   bool eval = false;        // a held-out evaluation ran after this step (excluded too)
   bool checkpoint = false;  // a checkpoint was written after this step (excluded too)
+  bool stall = false;       // an outlier by the stall rule (metrics/run_metrics.h, docs/metrics.md): excluded too
   std::optional<double> eval_loss;
 };
 
 // Whether a step counts for steady-state statistics (docs/metrics.md): not a
-// warm-up step, not step 0, and it neither evaluated nor checkpointed.
-inline bool is_steady(const StepRecord& s) { return !s.warmup && !s.eval && !s.checkpoint && s.step > 0; }
+// warm-up step, not step 0, it neither evaluated nor checkpointed, and it is
+// not marked as a stall. (The stall rule itself is applied by
+// metrics/run_metrics, which also catches stalls not marked yet.)
+inline bool is_steady(const StepRecord& s) {
+  return !s.warmup && !s.eval && !s.checkpoint && !s.stall && s.step > 0;
+}
 
 struct TrainResult {
   RunStatus status = RunStatus::completed;  // completed | diverged | interrupted

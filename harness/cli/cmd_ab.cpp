@@ -27,8 +27,16 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--preset", o->ab.preset, "a model preset instead of a case");
   cmd->add_option("overrides", o->ab.overrides, "config overrides key=value, forwarded to both builds");
   cmd->add_option("--variant", o->ab.variant, "implementation to run (default functional)");
-  cmd->add_option("--rounds", o->ab.rounds, "rounds, each one run per build (default 8; at least the minimum for --alpha)");
-  cmd->add_option("--alpha", o->ab.alpha, "significance level (default 0.05; also sets the interval's coverage)");
+  cmd->add_option("--rounds", o->ab.rounds,
+                  "exactly N rounds (each one run per build, AB or BA at random); default: sequential until the "
+                  "step-time verdict is decisive, --max-rounds or --budget");
+  cmd->add_option("--max-rounds", o->ab.max_rounds, "sequential: at most this many rounds (default 24)");
+  cmd->add_option("--budget", o->ab.budget_s, "sequential: stop starting rounds after about this many seconds (default 600)");
+  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the whole session, all metrics and looks (default 0.05)");
+  cmd->add_option("--seed", o->ab.seed, "seed of the rounds' AB/BA order (default: from the clock)");
+  cmd->add_flag("--duet", o->ab.duet,
+                "run A and B of each round at the same time, each pinned to its own core with one thread, so both "
+                "meet the same interference (duet benchmarking)");
   cmd->add_option("--threshold", o->thresholds, "METRIC=VALUE verdict threshold (repeatable)");
   cmd->add_option("--db", o->ab.db, "SQLite file both sides are stored in (default ./twinbench.db)");
   cmd->add_option("--label-a", o->ab.label_a, "branch label recorded for A's runs (default ab:A)");

@@ -30,12 +30,13 @@ void add_report_options(CLI::App* cmd, ReportOpts& o) {
   cmd->add_option("--format", o.format, "html (files in --out), markdown or json (stdout)")
       ->check(CLI::IsMember({"html", "markdown", "json"}));
   cmd->add_option("--threshold", o.thresholds, "metric=relative threshold, e.g. step_time_mean_s=0.05 (repeatable)");
-  cmd->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->check(CLI::Range(1e-6, 0.5));
+  cmd->add_option("--alpha", o.alpha, "false-alarm rate of the whole report, over all its cases (default 0.05)")
+      ->check(CLI::Range(1e-6, 0.5));
 }
 
 reports::CompareOptions compare_options(const ReportOpts& o) {
   reports::CompareOptions c;
-  c.alpha = o.alpha;
+  c.family_confidence = 1 - o.alpha;
   for (const auto& t : o.thresholds) {
     const auto eq = t.find('=');
     if (eq == std::string::npos) throw ConfigError("command line", "--threshold", "expected metric=value, got '" + t + "'");
@@ -80,16 +81,18 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto p = std::make_shared<PairOpts>();
   auto* pair = report->add_subcommand("pair", "implementation A vs B per case, for one run group");
   add_report_options(pair, p->r);
-  pair->add_option("--group", p->group, "run group (default: the newest)");
+  pair->add_option("--group", p->group,
+                   "run group (default: the newest if it has runs of A and B, else the newest runs of A and of B "
+                   "per case, e.g. imported runs)");
   pair->add_option("--a", p->a, "implementation A (left column)");
   pair->add_option("--b", p->b, "implementation B (right column; Diff = B - A)");
   pair->callback([p, &exit_code] {
     const auto db = open_existing(p->r.db);
-    const auto group = reports::resolve_group(db, p->group);
-    store::RunFilter f;
-    f.group_id = group;
+    // --group, else the newest group if it has both A and B, else (imported runs) the newest of each per case.
+    auto selection = compare::select_pair_runs(db, p->group, p->a, p->b);
     const auto started = std::chrono::steady_clock::now();
-    auto report = reports::build_pair_report(compare::load_runs(db, f), group, p->a, p->b, compare_options(p->r));
+    auto report = reports::build_pair_report(std::move(selection.runs), selection.group_id, p->a, p->b,
+                                             compare_options(p->r));
     if (p->r.format == "markdown") {
       std::cout << reports::pair_markdown(report);
     } else if (p->r.format == "json") {
@@ -147,17 +150,17 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
   nightly->callback([n, &exit_code] {
     const auto db = open_existing(n->r.db);
-    const auto all = compare::load_runs(db);
     auto options = n->n;
     options.alpha = n->r.alpha;
-    const auto report = reports::build_nightly_report(all, options);
+    // Only the days shown, without steps: the page grows with days and cases, not with the store.
+    const auto report = reports::build_nightly_report(reports::nightly_runs(db, options), options);
     if (n->r.format == "markdown") {
       std::cout << reports::nightly_markdown(report);
     } else if (n->r.format == "json") {
       std::cout << reports::nightly_json(report) << "\n";
     } else {
       reports::write_report_file(n->r.out, "nightly.html", reports::nightly_html(report));
-      refresh_index(n->r.out, all, nullptr);
+      refresh_index(n->r.out, compare::load_runs(db, {}, {/*steps=*/false}), nullptr);
       std::cout << (std::filesystem::path(n->r.out) / "nightly.html").string() << "\n";
     }
     if (report.regressions > 0)
@@ -192,7 +195,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--variant", o->variants, "implementations, comma-separated (default: all)");
   cmd->add_option("--format", o->r.format, "markdown or json")->check(CLI::IsMember({"markdown", "json"}));
   cmd->add_option("--threshold", o->r.thresholds, "metric=relative threshold (repeatable)");
-  cmd->add_option("--alpha", o->r.alpha, "significance level")->check(CLI::Range(1e-6, 0.5));
+  cmd->add_option("--alpha", o->r.alpha, "false-alarm rate of the whole comparison (default 0.05)")
+      ->check(CLI::Range(1e-6, 0.5));
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
   cmd->callback([o, &exit_code] {
     const auto db = open_existing(o->r.db);

@@ -4,19 +4,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace twinbench::compare {
 
-int severity(Verdict v) {
-  switch (v) {
-    case Verdict::kNewFailure: return 5;
-    case Verdict::kRegressed: return 4;
-    case Verdict::kTooFewSamples: return 3;
-    case Verdict::kNotComparable: return 2;
-    case Verdict::kImproved: return 1;
-    case Verdict::kNoise: return 0;
-  }
-  return 0;
+size_t timing_tests_per_case() {
+  size_t n = 0;
+  for (const auto& m : metrics::catalogue())
+    if (m.judge == metrics::Judge::kTime) ++n;
+  return n;
 }
 
 std::vector<const RunView*> select(const std::vector<RunView>& runs, const std::string& case_name,
@@ -34,7 +30,7 @@ void summarize_side(const std::vector<const RunView*>& runs, std::string& status
     status = "missing";
     return;
   }
-  const Side side = side_of(runs, metrics::shown_in(metrics::kVerdict).front(), false);
+  const Side side = side_of(runs, metrics::shown_in(metrics::kVerdict).front());
   status = side.status;
   for (const auto* r : runs)
     if (std::string(to_string(r->run.status)) == status && !r->run.reason.empty()) reason = r->run.reason;
@@ -61,8 +57,50 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
   const RunView* reference = !c.runs_b.empty() ? c.runs_b.front() : (!c.runs_a.empty() ? c.runs_a.front() : nullptr);
   const auto specs = reference ? specs_for(*reference, o.thresholds)
                                : metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);
+  c.paired = o.paired;
+  c.confidence = stats::per_test_confidence(o.family_confidence, std::max<size_t>(1, o.tests), std::max<size_t>(1, o.looks));
+  JudgeOptions judge;
+  judge.confidence = c.confidence;
+  judge.paired = o.paired;
+  judge.target_change = o.target_change;
+  const bool starved = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return oversubscribed(*r); }) ||
+                       std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return oversubscribed(*r); });
+  const bool from_logs = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return imported(*r); }) ||
+                         std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return imported(*r); });
+  // Times first: the rates derived from them share their verdicts.
+  std::map<std::string, MetricComparison> times;
+  for (const auto& spec : specs)
+    if (spec.judge == metrics::Judge::kTime)
+      times[spec.name] = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
   for (const auto& spec : specs) {
-    auto m = compare(spec, side_of(c.runs_a, spec, per_step_samples(spec)), side_of(c.runs_b, spec, per_step_samples(spec)), o.alpha);
+    // A metric only some runs have (MaxView's figures of imported logs): a row only when a side has it.
+    if (spec.shown(metrics::kWhenPresent) && !side_of(c.runs_a, spec).value && !side_of(c.runs_b, spec).value)
+      continue;
+    MetricComparison m;
+    if (spec.judge == metrics::Judge::kTime) {
+      m = times[spec.name];
+    } else if (spec.judge == metrics::Judge::kRate) {
+      const auto time = times.find(spec.derived_from);
+      const metrics::Metric* base = metrics::find(spec.derived_from);
+      const MetricComparison shared = time != times.end() ? time->second
+                                                          : compare(*base, side_of(c.runs_a, *base), side_of(c.runs_b, *base), judge);
+      m = share_verdict(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), shared);
+    } else {
+      m = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
+    }
+    const bool timing = spec.judge == metrics::Judge::kTime || spec.judge == metrics::Judge::kRate;
+    if (from_logs && spec.judge == metrics::Judge::kLoss && m.verdict != Verdict::kNewFailure &&
+        m.verdict != Verdict::kNotComparable && m.verdict != Verdict::kMissing) {
+      // The exact loss rule is for fixed-seed runs of this harness on a CPU; another
+      // tool's log (its own seed, data order and accelerator) is not that.
+      m.verdict = Verdict::kNotJudged;
+      m.explanation = "losses of imported runs are not fixed-seed CPU losses: not judged (see the loss curves)";
+    }
+    if (starved && timing && m.verdict != Verdict::kNewFailure) {
+      m.verdict = Verdict::kNotComparable;
+      m.explanation = "not comparable — oversubscribed: a run shared its cores with more processes than the host has "
+                      "(docs/verdicts.md); times and rates are not performance figures";
+    }
     if (severity(m.verdict) > severity(c.worst)) c.worst = m.verdict;
     c.metrics.push_back(std::move(m));
   }

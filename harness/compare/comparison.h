@@ -24,22 +24,32 @@ struct Comparison {
   std::string reason_a, reason_b;              // why skipped/failed, when it is
   std::vector<MetricComparison> metrics;  // spec order
   std::optional<stats::LossParity> parity;       // loss curves, first repeat of each side
-  Verdict worst = Verdict::kNoise;  // the most severe metric verdict
+  Verdict worst = Verdict::kNoChange;  // the most severe metric verdict
+  bool paired = false;                 // timing intervals over interleaved pairs of runs
+  double confidence = 0.95;            // of each timing interval (family- and look-adjusted)
 };
 
 struct CompareOptions {
   std::map<std::string, double> thresholds;  // CLI overrides on top of the case's
-  double alpha = 0.05;
+  // The false-alarm rate is held per comparison, not per metric (docs/verdicts.md):
+  // each timing interval uses stats::per_test_confidence(family_confidence,
+  // tests, looks), `tests` being every case's timing tests in the whole
+  // comparison (the report builders count them) and `looks` how often a
+  // sequential session looks at the same case.
+  double family_confidence = stats::kDefaultFamilyConfidence;
+  size_t tests = 1;
+  size_t looks = 1;
+  bool paired = false;  // the sides ran as interleaved pairs (same group, repeat by repeat)
+  double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
   bool parity = true;  // compare loss curves (implementations of one case)
 };
+
+// The timing tests (kTime metrics) one case contributes to a comparison's family.
+size_t timing_tests_per_case();
 
 Comparison compare_runs(const std::string& case_name, const std::string& label_a, const std::string& label_b,
                         std::vector<const RunView*> runs_a, std::vector<const RunView*> runs_b,
                         const CompareOptions& options);
-
-// Severity order used to pick `worst` and to sort: new failure > regressed >
-// too few samples > not comparable > improved > noise.
-int severity(Verdict v);
 
 // The runs of `case_name` and `variant` among `runs`.
 std::vector<const RunView*> select(const std::vector<RunView>& runs, const std::string& case_name,

@@ -1,6 +1,8 @@
 // A comparison as a JSON value (see comparison_json.h).
 #include "harness/compare/comparison_json.h"
 
+#include <cmath>
+
 namespace twinbench::compare {
 
 nlohmann::ordered_json to_json(const Comparison& c) {
@@ -9,7 +11,11 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()}};
   j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()}};
   j["worst_verdict"] = to_string(c.worst);
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  j["paired"] = c.paired;
+  j["confidence"] = c.confidence;
+  auto opt = [](const std::optional<double>& v) {
+    return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
   for (const auto& m : c.metrics)
     metrics.push_back({{"metric", m.spec.name},
@@ -17,7 +23,13 @@ nlohmann::ordered_json to_json(const Comparison& c) {
                        {"b", opt(m.candidate)},
                        {"diff", opt(m.diff)},
                        {"rel_diff", opt(m.rel_diff)},
-                       {"p_value", m.test ? nlohmann::json(m.test->p_value) : nlohmann::json(nullptr)},
+                       {"change", m.change},
+                       {"ratio", m.estimate ? opt(m.estimate->ratio) : nlohmann::json(nullptr)},
+                       {"ci_low", m.estimate && m.estimate->interval ? opt(m.estimate->interval->low) : nlohmann::json(nullptr)},
+                       {"ci_high", m.estimate && m.estimate->interval ? opt(m.estimate->interval->high) : nlohmann::json(nullptr)},
+                       {"detectable", m.estimate && m.estimate->interval ? opt(m.estimate->interval->detectable) : nlohmann::json(nullptr)},
+                       {"runs_a", m.estimate ? nlohmann::json(m.estimate->n_a) : nlohmann::json(nullptr)},
+                       {"runs_b", m.estimate ? nlohmann::json(m.estimate->n_b) : nlohmann::json(nullptr)},
                        {"verdict", to_string(m.verdict)},
                        {"explanation", m.explanation}});
   j["metrics"] = metrics;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "harness/base/git.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/stats/summary.h"
 
@@ -34,6 +36,10 @@ std::string RunView::config_value(const std::string& key) const {
 }
 
 std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter) {
+  return load_runs(db, filter, LoadOptions{});
+}
+
+std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter, const LoadOptions& options) {
   auto records = db.runs(filter);  // newest first
   std::reverse(records.begin(), records.end());
   std::vector<RunView> out;
@@ -41,7 +47,7 @@ std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& f
   for (auto& r : records) {
     RunView v;
     v.metrics = db.metrics(r.run_id);
-    v.steps = db.steps(r.run_id);
+    if (options.steps) v.steps = db.steps(r.run_id);
     v.run = std::move(r);
     out.push_back(std::move(v));
   }
@@ -67,6 +73,25 @@ bool matches_ref(const store::RunRecord& run, const std::string& ref) {
   if (ref.empty()) return false;
   if (run.git_branch == ref) return true;
   return ref.size() >= 4 && run.git_commit.rfind(ref, 0) == 0;
+}
+
+std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref, const std::string& what) {
+  auto known = [&](const std::string& r) {
+    return std::any_of(all.begin(), all.end(), [&](const RunView& v) { return matches_ref(v.run, r); });
+  };
+  if (known(ref)) return ref;
+  if (const auto commit = git_commit_of(ref); commit && known(*commit)) return *commit;
+  std::vector<std::string> refs;  // newest last
+  for (const auto& v : all) {
+    for (const std::string& r : {v.run.git_branch, v.run.git_commit.substr(0, 9)})
+      if (!r.empty() && std::find(refs.begin(), refs.end(), r) == refs.end()) refs.push_back(r);
+  }
+  std::string list;
+  for (size_t i = refs.size() > 20 ? refs.size() - 20 : 0; i < refs.size(); ++i) list += (list.empty() ? "" : ", ") + refs[i];
+  throw std::invalid_argument(fmt::format("no runs of {} ref '{}' in the store (not a branch label or commit prefix of "
+                                          "any run{}); the store holds: {}",
+                                          what, ref, git_commit_of(ref) ? ", nor the commit git resolves it to" : "",
+                                          list.empty() ? "no runs" : list));
 }
 
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref) {
@@ -95,7 +120,7 @@ int status_rank(const std::string& s) {
 
 }  // namespace
 
-Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec, bool pooled_steps) {
+Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec) {
   Side side;
   if (runs.empty()) {
     side.status = "missing";
@@ -106,28 +131,27 @@ Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spe
     const std::string s(to_string(r->run.status));
     if (status_rank(s) > status_rank(side.status)) side.status = s;
   }
+  // One value per run: the run (process) is the unit of replication, never
+  // pooled steps (docs/verdicts.md).
   std::vector<double> values;
-  for (const auto* r : runs)
-    if (const auto v = r->metric(spec.name)) values.push_back(*v);
-  if (!values.empty()) side.value = stats::median(values);
-  if (!pooled_steps) {
-    side.samples = values;
-    return side;
-  }
-  // Per-step samples: step times as they are, rates as work / step time.
   for (const auto* r : runs) {
-    const auto times = r->steady_times();
-    const auto mean = r->metric("step_time_mean_s");
-    const auto value = r->metric(spec.name);
-    for (double t : times) {
-      if (spec.name == "step_time_mean_s" || spec.name == "step_time_median_s") {
-        side.samples.push_back(t);
-      } else if (value && mean && t > 0) {
-        side.samples.push_back(*value * *mean / t);  // rate metrics are work / mean time
-      }
-    }
+    const auto v = r->metric(spec.name);
+    side.runs.push_back(v ? *v : stats::kNaN);
+    side.repeats.push_back(r->run.repeat_index);
+    if (v && std::isfinite(*v)) values.push_back(*v);
   }
+  if (!values.empty()) side.value = stats::median(values);
   return side;
+}
+
+bool oversubscribed(const RunView& run) {
+  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
+  return j.is_object() && j.value("oversubscribed", false);
+}
+
+bool imported(const RunView& run) {
+  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
+  return j.is_object() && j.value("source", "") == "import";
 }
 
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds) {
@@ -144,6 +168,51 @@ std::vector<std::string> case_names(const std::vector<RunView>& runs) {
   std::vector<std::string> out;
   for (const auto& r : runs)
     if (std::find(out.begin(), out.end(), r.run.case_name) == out.end()) out.push_back(r.run.case_name);
+  return out;
+}
+
+PairSelection select_pair_runs(const store::Store& db, const std::string& group, const std::string& a,
+                               const std::string& b) {
+  PairSelection out;
+  out.group_id = resolve_group(db, group);
+  store::RunFilter f;
+  f.group_id = out.group_id;
+  out.runs = load_runs(db, f);
+  const auto has = [&](const std::string& variant) {
+    return std::any_of(out.runs.begin(), out.runs.end(), [&](const RunView& v) { return v.run.variant == variant; });
+  };
+  if (!group.empty() || (has(a) && has(b))) return out;
+
+  // The newest group per (case, variant) of A and B, from the run rows alone
+  // (newest first), so that only the chosen groups' steps are read.
+  std::map<std::pair<std::string, std::string>, std::string> newest_group;
+  std::vector<std::string> groups;
+  for (const auto& r : db.runs()) {
+    if (r.variant != a && r.variant != b) continue;
+    if (!newest_group.try_emplace({r.case_name, r.variant}, r.group_id).second) continue;
+    if (std::find(groups.begin(), groups.end(), r.group_id) == groups.end()) groups.push_back(r.group_id);
+  }
+  if (newest_group.empty()) return out;  // neither anywhere: the newest group shows them missing
+  out.runs.clear();
+  for (const auto& g : groups) {
+    store::RunFilter in_group;
+    in_group.group_id = g;
+    for (auto& v : load_runs(db, in_group)) {
+      const auto it = newest_group.find({v.run.case_name, v.run.variant});
+      if (it != newest_group.end() && it->second == g) out.runs.push_back(std::move(v));
+    }
+  }
+  std::stable_sort(out.runs.begin(), out.runs.end(),
+                   [](const RunView& x, const RunView& y) { return x.run.started_at < y.run.started_at; });
+  std::reverse(groups.begin(), groups.end());  // oldest first, like the runs
+  if (groups.size() == 1) {
+    out.group_id = groups.front();
+  } else if (!groups.empty()) {
+    constexpr size_t kNamed = 4;
+    out.group_id = "newest per case: ";
+    for (size_t i = 0; i < groups.size() && i < kNamed; ++i) out.group_id += (i ? ", " : "") + groups[i];
+    if (groups.size() > kNamed) out.group_id += fmt::format(" and {} more", groups.size() - kNamed);
+  }
   return out;
 }
 

@@ -28,6 +28,14 @@ struct RunView {
 // All runs matching `filter` (oldest first), with metrics and steps.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter = {});
 
+// What load_runs() reads with each run. Steps are the bulk of a store (100+
+// rows per run): reports that chart only per-run metrics (nightly) skip them.
+struct LoadOptions {
+  bool steps = true;
+};
+// All runs matching `filter` (oldest first), with metrics and, if asked, steps.
+std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter, const LoadOptions& options);
+
 // The group (matrix/run invocation) to report on: `group` if given, else the newest
 // group in the store. Throws std::invalid_argument when there is none.
 std::string resolve_group(const store::Store& store, const std::string& group);
@@ -35,19 +43,45 @@ std::string resolve_group(const store::Store& store, const std::string& group);
 // Whether a run was made from `ref`: its branch equals ref, or its commit starts with it (>= 4 chars).
 bool matches_ref(const store::RunRecord& run, const std::string& ref);
 
+// The ref a user typed, as the store knows it: `ref` itself when some run's
+// branch label equals it or its commit starts with it (>= 4 characters), else
+// the commit git resolves it to in the current checkout (HEAD, HEAD~1, a tag)
+// when some run was made from that commit. Otherwise std::invalid_argument
+// naming `what` ("baseline") and listing the refs the store holds.
+std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref, const std::string& what);
+
 // For each (case, variant): the runs of the newest group whose runs match `ref`.
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref);
 
-// The statistical side of `runs` (repeats of one case x variant) for one metric:
-// value = median over repeats; samples = per-step
-// (pooled_steps, from steady step times) or one value per run. status = the worst
-// status among the runs.
-Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec, bool pooled_steps);
+// The statistical side of `runs` (repeats of one case x variant) for one
+// metric: one value per run (NaN where a run lacks it) with its repeat index,
+// value = median over the runs that have it, status = the worst among the runs.
+Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec);
+
+// Whether the run was marked as started on an oversubscribed host (more
+// processes x threads than cores): its times are not performance figures.
+bool oversubscribed(const RunView& run);
+// Whether the run was imported from another tool's log (`twinbench import`).
+bool imported(const RunView& run);
 
 // Thresholds a case asks for (measure.* keys in its stored config) on top of the defaults.
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds);
 
 // Case names in first-seen order.
 std::vector<std::string> case_names(const std::vector<RunView>& runs);
+
+// What `report pair --a A --b B` compares, and the label of where it came from.
+struct PairSelection {
+  std::string group_id;       // the one group, or "newest per case: g1, g2, ..."
+  std::vector<RunView> runs;  // oldest first, like load_runs
+};
+
+// With `group`: that group's runs. Without: the newest group when it holds
+// runs of both A and B (a matrix run); otherwise — imported runs get a group
+// per import — for each case, the runs of A from the newest group with runs
+// of A in that case, and those of B likewise. Throws std::invalid_argument
+// when the store (or `group`) holds no runs.
+PairSelection select_pair_runs(const store::Store& store, const std::string& group, const std::string& a,
+                               const std::string& b);
 
 }  // namespace twinbench::compare

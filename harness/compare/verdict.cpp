@@ -1,39 +1,36 @@
-// Verdicts: threshold first, then (for noisy metrics) the
-// Mann-Whitney test, each verdict with the one sentence that justifies it.
+// Verdicts per metric (see verdict.h), each with the one sentence that justifies it.
 #include "harness/compare/verdict.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
+#include <map>
 
 #include <fmt/format.h>
+
+#include "harness/stats/summary.h"
 
 namespace twinbench::compare {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string format_value(const metrics::Metric& spec, double v) { return metrics::format_value(spec, v); }
-
-std::string format_percent(double fraction, bool sign) {
+std::string percent(double fraction) {
   const double pct = fraction * 100;
-  if (sign) return std::abs(pct) >= 1 ? fmt::format("{:+.1f}%", pct) : fmt::format("{:+.2f}%", pct);
-  return fmt::format("{:g}%", pct);
+  return std::abs(pct) >= 1 ? fmt::format("{:+.1f}%", pct) : fmt::format("{:+.2f}%", pct);
 }
 
 // The change as a reader compares it with the threshold: "+4.1%" for relative
 // thresholds, "+0.0003" for absolute ones.
-std::string describe_change(const MetricComparison& c) {
+std::string exact_change(const MetricComparison& c) {
   const bool relative = c.spec.rel_threshold > 0 || c.spec.abs_threshold == 0;
-  if (relative && c.rel_diff) return format_percent(*c.rel_diff, true);
+  if (relative && c.rel_diff) return percent(*c.rel_diff);
   return fmt::format("{:+.3g}", *c.diff);
 }
 
-// "3%", "0.0001", "3% and 0.01", or "0" when any change counts.
 std::string describe_threshold(const metrics::Metric& spec) {
   std::string s;
-  if (spec.rel_threshold > 0) s = format_percent(spec.rel_threshold, false);
+  if (spec.rel_threshold > 0) s = fmt::format("{:g}%", spec.rel_threshold * 100);
   if (spec.abs_threshold > 0) s += (s.empty() ? "" : " and ") + fmt::format("{:g}", spec.abs_threshold);
   return s.empty() ? "0" : s;
 }
@@ -42,139 +39,187 @@ bool is_failed(const std::string& status) {
   return status == "failed" || status == "diverged" || status == "interrupted";
 }
 
-std::vector<double> finite_only(const std::vector<double>& samples) {
-  std::vector<double> out;
-  out.reserve(samples.size());
-  for (double v : samples) {
-    if (!std::isnan(v)) out.push_back(v);
-  }
-  return out;
-}
-
-int severity(Verdict v) {
-  switch (v) {
-    case Verdict::kNewFailure: return 0;
-    case Verdict::kRegressed: return 1;
-    case Verdict::kTooFewSamples: return 2;
-    case Verdict::kImproved: return 3;
-    case Verdict::kNoise: return 4;
-    case Verdict::kNotComparable: return 5;
-  }
-  return 6;
-}
-
-}  // namespace
-
-bool per_step_samples(const metrics::Metric& metric) {
-  return metric.judge == metrics::Judge::kRate || (metric.judge == metrics::Judge::kTime && metric.name != "first_step_s");
-}
-
-std::vector<double> rate_samples(double work_per_step, const std::vector<double>& step_times_s) {
-  std::vector<double> out;
-  out.reserve(step_times_s.size());
-  for (double t : step_times_s) {
-    if (t > 0) out.push_back(work_per_step / t);
-  }
-  return out;
-}
-
-std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::kImproved: return "improved";
-    case Verdict::kRegressed: return "regressed";
-    case Verdict::kNoise: return "noise";
-    case Verdict::kTooFewSamples: return "too few samples";
-    case Verdict::kNotComparable: return "not comparable";
-    case Verdict::kNewFailure: return "new failure";
-  }
-  return "unknown";
-}
-
-MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate, double alpha) {
-  MetricComparison c;
-  c.spec = spec;
-  c.baseline = baseline.value;
-  c.candidate = candidate.value;
-
+// Status and presence checks shared by every judge; true when `c` is decided.
+bool decided_before_values(MetricComparison& c, const Side& baseline, const Side& candidate) {
   if (baseline.status == "completed" && is_failed(candidate.status)) {
     c.verdict = Verdict::kNewFailure;
     c.explanation = fmt::format("the candidate {} while the baseline completed", candidate.status);
-    return c;
+    return true;
   }
   for (const auto& [side, name] : {std::pair{&baseline, "baseline"}, std::pair{&candidate, "candidate"}}) {
     if (side->status != "completed") {
       const std::string what = side->status == "running" ? std::string("is still running") : side->status;
+      c.verdict = Verdict::kNotComparable;
       c.explanation = fmt::format("the {} run {}: not a measurement", name, what);
-      return c;
+      return true;
     }
   }
   for (const auto& [side, name] : {std::pair{&baseline, "baseline"}, std::pair{&candidate, "candidate"}}) {
-    if (!side->value) {
-      c.explanation = fmt::format("the {} has no {} value", name, spec.name);
-      return c;
-    }
-    if (!std::isfinite(*side->value)) {
-      c.explanation = fmt::format("the {} {} is {}", name, spec.name, *side->value);
-      return c;
+    if (!side->value || !std::isfinite(*side->value)) {
+      c.verdict = Verdict::kMissing;
+      c.explanation = side->value ? fmt::format("the {} {} is {}", name, c.spec.name, *side->value)
+                                  : fmt::format("the {} has no {} value", name, c.spec.name);
+      return true;
     }
   }
+  c.diff = *candidate.value - *baseline.value;
+  if (*baseline.value != 0) c.rel_diff = *c.diff / std::abs(*baseline.value);
+  return false;
+}
 
-  const double b = *baseline.value, v = *candidate.value;
-  c.diff = v - b;
-  if (b != 0) c.rel_diff = *c.diff / std::abs(b);
-  const std::string change = describe_change(c);
-  const std::string threshold = describe_threshold(spec);
+Verdict from_outcome(stats::Outcome o) {
+  switch (o) {
+    case stats::Outcome::kRegressed: return Verdict::kRegressed;
+    case stats::Outcome::kImproved: return Verdict::kImproved;
+    case stats::Outcome::kNoChange: return Verdict::kNoChange;
+    case stats::Outcome::kInconclusive: return Verdict::kInconclusive;
+  }
+  return Verdict::kInconclusive;
+}
 
-  if (!metrics::beyond_threshold(spec, b, v)) {
-    c.verdict = Verdict::kNoise;
+// The per-run values as pairs by repeat index (runs the sides ran interleaved).
+std::vector<stats::RunPair> pairs_of(const Side& a, const Side& b) {
+  std::map<int, double> by_repeat;
+  for (size_t i = 0; i < a.runs.size() && i < a.repeats.size(); ++i) by_repeat[a.repeats[i]] = a.runs[i];
+  std::vector<stats::RunPair> pairs;
+  for (size_t i = 0; i < b.runs.size() && i < b.repeats.size(); ++i)
+    if (const auto it = by_repeat.find(b.repeats[i]); it != by_repeat.end()) pairs.push_back({it->second, b.runs[i]});
+  return pairs;
+}
+
+void judge_exact(MetricComparison& c) {
+  const double b = *c.baseline, v = *c.candidate;
+  const std::string values = fmt::format("{} -> {} ({})", metrics::format_value(c.spec, b),
+                                         metrics::format_value(c.spec, v), exact_change(c));
+  c.change = exact_change(c);
+  if (!metrics::beyond_threshold(c.spec, b, v)) {
+    c.verdict = Verdict::kNoChange;
+    c.change = *c.diff == 0 ? "0" : c.change;
     c.explanation = *c.diff == 0 ? std::string("no difference")
-                                 : fmt::format("{} is within the {} threshold", change, threshold);
-    return c;
+                                 : fmt::format("{} is within the {} threshold", exact_change(c), describe_threshold(c.spec));
+    return;
   }
-  const bool better = (*c.diff > 0) == (spec.direction == metrics::Direction::kHigherIsBetter);
-  const Verdict by_direction = better ? Verdict::kImproved : Verdict::kRegressed;
+  if (c.spec.name == "params") {
+    c.verdict = Verdict::kChanged;
+    c.explanation = fmt::format("{}: a different model — rates now compare different work", values);
+    return;
+  }
+  const bool better = (*c.diff > 0) == (c.spec.direction == metrics::Direction::kHigherIsBetter);
+  c.verdict = better ? Verdict::kImproved : Verdict::kRegressed;
+  c.explanation = fmt::format("{} beyond {}: deterministic, exact rule", values, describe_threshold(c.spec));
+}
 
-  if (spec.deterministic()) {
-    c.verdict = by_direction;
-    const std::string values = fmt::format("{} -> {} ({})", format_value(spec, b), format_value(spec, v), change);
-    c.explanation = threshold == "0" ? fmt::format("{}: any change counts for a deterministic metric", values)
-                                     : fmt::format("{} > {}: deterministic, no test needed", values, threshold);
-    return c;
+void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate, const JudgeOptions& o) {
+  const auto pairs = o.paired ? pairs_of(baseline, candidate) : std::vector<stats::RunPair>{};
+  const bool paired = o.paired && pairs.size() >= 2;
+  c.estimate = paired ? stats::estimate_paired(pairs, o.confidence)
+                      : stats::estimate_unpaired(baseline.runs, candidate.runs, o.confidence);
+  const stats::RatioEstimate& e = *c.estimate;
+  c.change = stats::format_change(e);
+  const bool higher_is_better = c.spec.direction == metrics::Direction::kHigherIsBetter;
+  // A threshold of 100% or more (--threshold m=100: "never call it") is "no change region up to 100%".
+  const double threshold = std::min(c.spec.rel_threshold, 0.999999);
+  c.verdict = from_outcome(stats::decide(e, threshold, higher_is_better));
+  const std::string design =
+      paired ? fmt::format("{} interleaved pairs", e.n_a) : fmt::format("{} vs {} runs", e.n_a, e.n_b);
+  const std::string level = fmt::format("{:.4g}%", e.confidence * 100);
+  switch (c.verdict) {
+    case Verdict::kRegressed:
+    case Verdict::kImproved:
+      c.explanation = fmt::format("{} ({} interval over {}) excludes no change and is beyond {}", c.change, level,
+                                  design, describe_threshold(c.spec));
+      break;
+    case Verdict::kNoChange:
+      c.explanation = fmt::format("{} ({} interval over {}) lies within ±{}", c.change, level, design,
+                                  describe_threshold(c.spec));
+      break;
+    default:
+      c.explanation = fmt::format("{} over {}: {}", c.change, design, stats::inconclusive_note(e, o.target_change));
   }
+}
 
-  const std::vector<double> a = finite_only(baseline.samples), d = finite_only(candidate.samples);
-  const double min_p = stats::min_achievable_p(a.size(), d.size());
-  if (min_p > alpha) {
-    c.verdict = Verdict::kTooFewSamples;
-    c.explanation = fmt::format("{} > {}, but only {} vs {} samples: p can't go below {:.2g} (alpha {:g})", change,
-                                threshold, a.size(), d.size(), min_p, alpha);
+}  // namespace
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kRegressed: return "regressed";
+    case Verdict::kImproved: return "improved";
+    case Verdict::kNoChange: return "no change";
+    case Verdict::kInconclusive: return "inconclusive";
+    case Verdict::kChanged: return "changed";
+    case Verdict::kMissing: return "missing";
+    case Verdict::kNotComparable: return "not comparable";
+    case Verdict::kNewFailure: return "new failure";
+    case Verdict::kNotJudged: return "not judged";
+  }
+  return "unknown";
+}
+
+MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
+                         const JudgeOptions& o) {
+  MetricComparison c;
+  c.spec = spec;
+  c.baseline = baseline.value;
+  c.candidate = candidate.value;
+  if (!spec.judged()) {
+    // Shown beside the judged metrics with its difference, never judged: its
+    // definition is not one a verdict may rest on (e.g. MaxView's Avg s/step
+    // keeps every stall; docs/metrics.md).
+    c.verdict = Verdict::kNotJudged;
+    if (c.baseline && c.candidate && std::isfinite(*c.baseline) && std::isfinite(*c.candidate)) {
+      c.diff = *c.candidate - *c.baseline;
+      if (*c.baseline != 0) c.rel_diff = *c.diff / std::abs(*c.baseline);
+      c.change = exact_change(c);
+    }
+    c.explanation = fmt::format("{}: shown for reference, never judged (docs/metrics.md)", spec.label);
     return c;
   }
-  c.test = stats::mann_whitney_u(a, d);
-  const stats::MannWhitneyResult& t = *c.test;
-  if (!(t.p_value < alpha)) {
-    c.verdict = Verdict::kNoise;
-    c.explanation = fmt::format("{} > {} but p={:.2g} >= {:g} over {} vs {} samples", change, threshold, t.p_value,
-                                alpha, t.n_a, t.n_b);
-    return c;
-  }
-  // t.z > 0 when the baseline samples rank above the candidate's.
-  const bool samples_agree = (*c.diff > 0) == (t.z < 0);
-  if (!samples_agree) {
-    c.verdict = Verdict::kNoise;
-    c.explanation = fmt::format("{} > {} but the samples rank the other way (p={:.2g})", change, threshold, t.p_value);
-    return c;
-  }
-  c.verdict = by_direction;
-  c.explanation = fmt::format("{} > {} and p={:.2g} < {:g}", change, threshold, t.p_value, alpha);
+  if (decided_before_values(c, baseline, candidate)) return c;
+  if (spec.judge == metrics::Judge::kTime)
+    judge_time(c, baseline, candidate, o);
+  else
+    judge_exact(c);
   return c;
+}
+
+MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
+                               const MetricComparison& time) {
+  MetricComparison c;
+  c.spec = spec;
+  c.baseline = baseline.value;
+  c.candidate = candidate.value;
+  if (decided_before_values(c, baseline, candidate)) return c;
+  c.verdict = time.verdict;
+  // Its own change, and the judged time's change with its interval: the rate is
+  // work over the mean step time, the verdict is the per-run median's.
+  if (c.rel_diff)
+    c.change = fmt::format("{} (judged by {}{})", percent(*c.rel_diff), time.spec.label,
+                           time.change.empty() ? "" : ": " + time.change);
+  c.explanation = fmt::format("shares the {} verdict ({}): {}", time.spec.label, to_string(time.verdict),
+                              time.explanation);
+  return c;
+}
+
+int severity(Verdict v) {
+  switch (v) {
+    case Verdict::kNewFailure: return 7;
+    case Verdict::kRegressed: return 6;
+    case Verdict::kChanged: return 5;
+    case Verdict::kNotComparable: return 4;
+    case Verdict::kInconclusive: return 3;
+    case Verdict::kImproved: return 2;
+    case Verdict::kNoChange: return 1;
+    case Verdict::kMissing: return 0;
+    case Verdict::kNotJudged: return -1;
+  }
+  return 0;
 }
 
 void sort_worst_first(std::vector<MetricComparison>& comparisons) {
   auto magnitude = [](const MetricComparison& c) { return c.rel_diff ? std::abs(*c.rel_diff) : kInf; };
   std::stable_sort(comparisons.begin(), comparisons.end(), [&](const MetricComparison& x, const MetricComparison& y) {
     const int sx = severity(x.verdict), sy = severity(y.verdict);
-    if (sx != sy) return sx < sy;
+    if (sx != sy) return sx > sy;
     if (x.verdict == Verdict::kRegressed) return magnitude(x) > magnitude(y);
     return false;
   });

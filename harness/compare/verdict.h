@@ -1,60 +1,69 @@
-// Metric verdicts: the comparison of a baseline and a candidate measurement of
-// one catalogue metric (harness/metrics) into improved / regressed / noise /
-// too few samples / not comparable / new failure, each with the one sentence
-// that justifies it.
+// Metric verdicts (docs/verdicts.md): one catalogue metric of a baseline and a
+// candidate side, judged by the metric's own rule —
+//   timing metrics (step time, first step): one value per run, the B/A ratio
+//     with its confidence interval (paired over interleaved runs when the
+//     sides are paired, else Welch), then regressed / improved / no change /
+//     inconclusive (harness/stats/interval.h);
+//   rates derived from a time (TFLOP/s, tokens/s, MFU, Avg s/step): that
+//     time's verdict, not a second test;
+//   deterministic metrics (parameters, allocator bytes, fixed-seed losses):
+//     exact rules — a different parameter count is *changed* (a different
+//     model), bytes and losses beyond their threshold regressed / improved.
+// A value missing on one side is *missing* for that metric only.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/metrics/catalogue.h"
-#include "harness/stats/mann_whitney.h"
+#include "harness/stats/interval.h"
 
 namespace twinbench::compare {
 
-
-// Whether a metric's samples are pooled per-step values (steady step times and
-// the rates derived from them) rather than one value per run.
-bool per_step_samples(const metrics::Metric& metric);
-
-// Per-step samples of a rate metric (TFLOP/s, tokens/s): work per step / each step time.
-std::vector<double> rate_samples(double work_per_step, const std::vector<double>& step_times_s);
-
-enum class Verdict { kImproved, kRegressed, kNoise, kTooFewSamples, kNotComparable, kNewFailure };
-std::string to_string(Verdict v);  // "improved", "regressed", "noise", "too few samples", "not comparable", "new failure"
+enum class Verdict { kRegressed, kImproved, kNoChange, kInconclusive, kChanged, kMissing, kNotComparable, kNewFailure,
+                     kNotJudged };
+// "regressed", "improved", "no change", "inconclusive", "changed", "missing",
+// "not comparable", "new failure", "not judged" (a metric the catalogue shows
+// beside the judged ones but never judges, e.g. MaxView's own figures).
+std::string to_string(Verdict v);
 
 struct Side {
-  std::string status = "completed";  // the run's status; anything but completed is not a measurement
-  std::optional<double> value;        // the representative value (median over repeats)
-  std::vector<double> samples;        // per-step or per-repeat samples
+  std::string status = "completed";  // the worst status of its runs; anything but completed is not a measurement
+  std::optional<double> value;        // the representative value: median over runs
+  std::vector<double> runs;           // one value per run, NaN where a run lacks it
+  std::vector<int> repeats;           // each run's repeat index (the pairing key)
 };
 
 struct MetricComparison {
   metrics::Metric spec;
   Verdict verdict = Verdict::kNotComparable;
   std::optional<double> baseline, candidate, diff, rel_diff;  // diff = candidate - baseline; rel_diff = diff / |baseline|
-  std::optional<stats::MannWhitneyResult> test;
+  std::optional<stats::RatioEstimate> estimate;  // timing metrics and the rates that share them
+  std::string change;       // "+8.1% [-3.2%, +19.4%]" (timing), "+0.0012" / "+1.6%" (exact)
   std::string explanation;  // one human sentence: why this verdict
 };
 
-// Rules: baseline completed and candidate failed/diverged/interrupted ->
-// kNewFailure; any other non-completed side or a missing (or non-finite) value ->
-// kNotComparable. |difference| not beyond the threshold -> kNoise. Beyond it:
-// deterministic metric -> improved/regressed by direction; otherwise if
-// min_achievable_p(n_a, n_b) > alpha -> kTooFewSamples; else Mann-Whitney
-// p < alpha -> improved/regressed, else kNoise. NaN samples are dropped before
-// testing; a significant test whose rank direction contradicts the
-// representative values' difference is kNoise.
-MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate, double alpha = 0.05);
+struct JudgeOptions {
+  double confidence = 0.95;  // of each timing interval (already adjusted for the family and looks)
+  bool paired = false;       // pair runs by repeat index (the sides ran interleaved)
+  double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
+};
 
-// Worst first: new failures, regressions (largest relative change first), too
-// few samples, improvements, noise, not comparable. Stable within a group.
+// Judges one metric (any judge but kRate; see share_verdict).
+MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
+                         const JudgeOptions& options = {});
+
+// A rate derived from a time (spec.derived_from): its values and change, and
+// `time`'s verdict — a slower step time is a lower rate, the same finding.
+MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
+                               const MetricComparison& time);
+
+// Severity order used to pick a case's worst verdict and to sort: new failure >
+// regressed > changed > not comparable > inconclusive > improved > no change > missing
+// > not judged (which never makes a case's worst verdict).
+int severity(Verdict v);
+// Worst first (largest relative change first among regressions); stable otherwise.
 void sort_worst_first(std::vector<MetricComparison>& comparisons);
-
-
 
 }  // namespace twinbench::compare

@@ -34,7 +34,8 @@ enum Show : unsigned {
   kJson = 1u << 1,           // a key of run/matrix --json
   kVerdict = 1u << 2,        // a row of comparisons (compare, pair/branch reports, ab)
   kTrend = 1u << 3,          // a series of the nightly report
-  kWhenPresent = 1u << 4,    // console/JSON: only when some run has it (data parallel)
+  kWhenPresent = 1u << 4,    // console/JSON/verdict rows: only when some run has it (data parallel,
+                             // stalls, MaxView's figures of imported logs)
 };
 
 struct Metric {

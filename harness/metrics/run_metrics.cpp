@@ -1,15 +1,51 @@
 // Metric definitions (see metrics.h and docs/metrics.md).
 #include "harness/metrics/run_metrics.h"
 
-#include "harness/stats/summary.h"
+#include <cmath>
 
+#include "harness/stats/summary.h"
 
 namespace twinbench {
 
-std::vector<double> steady_step_times(const std::vector<StepRecord>& steps) {
+namespace {
+
+// Counts by its flags, the stall mark aside, and has a measured time.
+bool stall_candidate(const StepRecord& s) {
+  return !s.warmup && !s.eval && !s.checkpoint && s.step > 0 && std::isfinite(s.seconds);
+}
+
+}  // namespace
+
+std::vector<bool> stall_flags(const std::vector<StepRecord>& steps) {
   std::vector<double> times;
   for (const auto& s : steps)
-    if (is_steady(s)) times.push_back(s.seconds);
+    if (stall_candidate(s)) times.push_back(s.seconds);
+  const std::vector<bool> mask = stats::stall_mask(times);
+  std::vector<bool> flags(steps.size(), false);
+  size_t next = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!stall_candidate(steps[i])) continue;
+    flags[i] = steps[i].stall || mask[next];
+    ++next;
+  }
+  return flags;
+}
+
+int64_t mark_stalls(std::vector<StepRecord>& steps) {
+  const auto flags = stall_flags(steps);
+  int64_t n = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (flags[i]) steps[i].stall = true;
+    n += steps[i].stall ? 1 : 0;
+  }
+  return n;
+}
+
+std::vector<double> steady_step_times(const std::vector<StepRecord>& steps) {
+  const auto flags = stall_flags(steps);
+  std::vector<double> times;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (is_steady(steps[i]) && !flags[i] && std::isfinite(steps[i].seconds)) times.push_back(steps[i].seconds);
   return times;
 }
 
@@ -39,6 +75,15 @@ RunMetrics run_metrics(const TrainResult& r, int64_t params, double flops_per_st
     m.first_step_s = r.steps.front().seconds;
   }
   m.step_time = steady_step_stats(r.steps);
+  for (bool stall : stall_flags(r.steps)) m.stall_steps += stall ? 1 : 0;
+  std::vector<double> cpu;
+  const auto stalls = stall_flags(r.steps);
+  for (size_t i = 0; i < r.steps.size(); ++i)
+    if (is_steady(r.steps[i]) && !stalls[i] && r.steps[i].cpu_seconds > 0) cpu.push_back(r.steps[i].cpu_seconds);
+  if (!cpu.empty()) {
+    m.step_cpu_s = stats::median(cpu);
+    if (m.step_time.median > 0) m.cpu_per_wall = *m.step_cpu_s / m.step_time.median;
+  }
   if (m.step_time.count > 0 && m.step_time.mean > 0) {
     m.tflops_per_s_per_device = m.tflops_per_step_per_device / m.step_time.mean;
     m.tokens_per_s_per_device = static_cast<double>(r.steps.back().tokens) / m.step_time.mean;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -27,6 +29,14 @@ void synchronize(const torch::Device& device) {
 }
 
 bool every(int64_t period, int64_t step) { return period > 0 && (step + 1) % period == 0; }
+
+// CPU time of this process so far, all threads: beside wall time it tells a slow
+// kernel (more CPU) from a starved process (less CPU than wall x threads).
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 }  // namespace
 
@@ -68,6 +78,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   StepSync* sync = hooks.sync;
   for (int64_t step = position.next_step; step < t.steps; ++step) {
     const auto start = Clock::now();
+    const double cpu_start = process_cpu_seconds();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
     optimizer->zero_grad();
     auto step_loss = torch::zeros({}, torch::TensorOptions().device(device));
@@ -111,6 +122,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     record.loss = loss_value;
     record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     record.comm_seconds = comm_seconds;
+    record.cpu_seconds = process_cpu_seconds() - cpu_start;
     record.tokens = t.batch * t.seq_len * t.grad_accum;
     record.warmup = step < warmup;
     const bool last = step + 1 == t.steps;

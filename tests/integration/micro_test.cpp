@@ -71,7 +71,9 @@ TEST_F(Micro, JsonHasEveryFamilyWithFlopRatesAndTwinbenchContext) {
     EXPECT_GT(b["real_time"].get<double>(), 0) << name;
     const bool has_flops = name.rfind("optimizer_step", 0) != 0 && name.rfind("rms_norm", 0) != 0;
     EXPECT_EQ(b.contains("flops_per_s"), has_flops) << name;
-    if (has_flops) EXPECT_GT(b["flops_per_s"].get<double>(), 1e6) << name;  // a rate, not a per-iteration count
+    if (has_flops) {
+      EXPECT_GT(b["flops_per_s"].get<double>(), 1e6) << name;  // a rate, not a per-iteration count
+    }
   }
   for (const char* name : kExpected) EXPECT_TRUE(seen.count(name)) << name;
   EXPECT_EQ(seen.size(), std::size(kExpected));
@@ -164,7 +166,9 @@ TEST_F(Micro, BadInputIsExitTwoNamingTheFile) {
   // A good file next to a bad one: nothing is imported.
   r = twinbench("db import-micro " + path("a.json") + " " + broken + " --db " + path("bad.db"));
   EXPECT_EQ(r.code, 2);
-  if (std::filesystem::exists(path("bad.db"))) EXPECT_TRUE(store::Store(path("bad.db")).runs().empty());
+  if (std::filesystem::exists(path("bad.db"))) {
+    EXPECT_TRUE(store::Store(path("bad.db")).runs().empty());
+  }
 
   r = twinbench("db import-micro " + path("missing.json") + " --db " + path("bad.db"));
   EXPECT_EQ(r.code, 2);

@@ -125,7 +125,9 @@ TEST_F(Parity, WeightsFromOneImplementationReproduceItsLossInTheOther) {
       target->set_training(false);
       const float got = target->loss(batch, {}).item<float>();
       EXPECT_NEAR(got, expected, 1e-6 * std::abs(expected)) << from << " -> " << to;
-      if (to == from) EXPECT_EQ(got, expected) << "round trip into the same implementation is exact";
+      if (to == from) {
+        EXPECT_EQ(got, expected) << "round trip into the same implementation is exact";
+      }
       const auto back = target->export_canonical();
       const auto original = source->export_canonical();
       for (size_t i = 0; i < back.size(); ++i) EXPECT_TRUE(torch::equal(back[i].second, original[i].second));

@@ -1,184 +1,225 @@
-// Verdicts of harness/compare on hand-made sides: thresholds, deterministic
-// metrics, failures and missing values, ordering.
+// Verdicts of harness/compare on hand-made sides (one value per run): the four
+// outcomes of timing metrics with their intervals, paired and unpaired, rates
+// sharing their time's verdict, exact rules for deterministic metrics, a
+// missing value, failures, oversubscribed runs and the ordering of verdicts.
 #include <cmath>
-#include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "harness/compare/comparison.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/catalogue.h"
 
 namespace twinbench::compare {
 namespace {
 
-using metrics::Direction;
-using metrics::Metric;
-
-const Metric& spec(const std::string& name) {
-  const Metric* s = metrics::find(name);
-  if (s == nullptr) throw std::runtime_error("no spec " + name);
+const metrics::Metric& spec(const std::string& name) {
+  const metrics::Metric* s = metrics::find(name);
+  if (s == nullptr) throw std::runtime_error("no metric " + name);
   return *s;
 }
 
-// n samples around `center`, spread +-`jitter` in a fixed interleaved pattern.
-std::vector<double> around(double center, double jitter, int n) {
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(center + jitter * std::sin(1.7 * i + 0.3));
-  return v;
-}
-
-Side measured(double value, std::vector<double> samples = {}) {
+// One value per run (repeat index = position) around `center`, relative spread
+// +-`jitter` in a fixed pattern.
+Side runs(double center, double jitter, int n) {
   Side s;
-  s.value = value;
-  s.samples = std::move(samples);
+  std::vector<double> sorted;
+  for (int i = 0; i < n; ++i) {
+    s.runs.push_back(center * (1 + jitter * std::sin(1.7 * i + 0.3)));
+    s.repeats.push_back(i);
+  }
+  sorted = s.runs;
+  std::sort(sorted.begin(), sorted.end());
+  s.value = sorted[sorted.size() / 2];
   return s;
 }
 
-TEST(Compare, TenPercentSlowerWellSeparatedIsRegressed) {
-  const auto c = compare(spec("step_time_mean_s"), measured(0.100, around(0.100, 0.001, 20)),
-                         measured(0.110, around(0.110, 0.001, 20)));
+Side one_value(double v) {
+  Side s;
+  s.value = v;
+  s.runs = {v};
+  s.repeats = {0};
+  return s;
+}
+
+TEST(TimeVerdict, TenPercentSlowerWithLittleNoiseIsRegressedWithItsInterval) {
+  const auto c = compare(spec("step_time_median_s"), runs(0.100, 0.01, 8), runs(0.110, 0.01, 8));
   EXPECT_EQ(c.verdict, Verdict::kRegressed) << c.explanation;
-  ASSERT_TRUE(c.test && c.rel_diff && c.diff);
-  EXPECT_LT(c.test->p_value, 1e-6);
-  EXPECT_NEAR(*c.rel_diff, 0.10, 1e-12);
-  EXPECT_NEAR(*c.diff, 0.010, 1e-12);
-  EXPECT_NE(c.explanation.find("+10.0%"), std::string::npos) << c.explanation;
-  EXPECT_NE(c.explanation.find("< 0.05"), std::string::npos) << c.explanation;
+  ASSERT_TRUE(c.estimate && c.estimate->interval);
+  EXPECT_GT(c.estimate->interval->low, 1.0);
+  EXPECT_NEAR(c.estimate->ratio, 1.10, 0.01);
+  EXPECT_NE(c.change.find('['), std::string::npos) << c.change;  // "+10.0% [+8.9%, +11.1%]"
+  EXPECT_NE(c.explanation.find("excludes no change"), std::string::npos) << c.explanation;
 }
 
-TEST(Compare, SlowerThroughputIsRegressedFasterIsImproved) {
-  const Metric& tps = spec("tokens_per_s_per_device");
-  const Side fast = measured(1000, around(1000, 5, 20)), slow = measured(900, around(900, 5, 20));
-  EXPECT_EQ(compare(tps, fast, slow).verdict, Verdict::kRegressed);
-  EXPECT_EQ(compare(tps, slow, fast).verdict, Verdict::kImproved);
-  EXPECT_EQ(compare(spec("step_time_mean_s"), slow, fast).verdict, Verdict::kRegressed);
+TEST(TimeVerdict, FasterIsImproved) {
+  const auto c = compare(spec("step_time_median_s"), runs(0.100, 0.01, 8), runs(0.090, 0.01, 8));
+  EXPECT_EQ(c.verdict, Verdict::kImproved) << c.explanation;
 }
 
-TEST(Compare, TenPercentWithOverlappingNoiseIsNoise) {
-  const std::vector<double> base = {0.5, 1.5, 0.8, 1.2, 1.0, 0.6, 1.4, 0.9, 1.1, 0.7, 1.3};
-  std::vector<double> cand;
-  for (double v : base) cand.push_back(v + 0.1);
-  const auto c = compare(spec("step_time_mean_s"), measured(1.0, base), measured(1.1, cand));
-  EXPECT_EQ(c.verdict, Verdict::kNoise) << c.explanation;
-  ASSERT_TRUE(c.test);
-  EXPECT_GT(c.test->p_value, 0.05);
-  EXPECT_NE(c.explanation.find("p="), std::string::npos) << c.explanation;
+TEST(TimeVerdict, SameLevelWithTightRunsIsNoChange) {
+  const auto c = compare(spec("step_time_median_s"), runs(0.100, 0.005, 10), runs(0.100, 0.005, 10));
+  EXPECT_EQ(c.verdict, Verdict::kNoChange) << c.explanation;
+  EXPECT_NE(c.explanation.find("lies within"), std::string::npos) << c.explanation;
 }
 
-TEST(Compare, OnePercentPerfectlySeparatedIsNoiseBelowThreshold) {
-  std::vector<double> base, cand;
-  for (int i = 0; i < 20; ++i) {
-    base.push_back(1.000 + 1e-5 * i);
-    cand.push_back(1.010 + 1e-5 * i);
+TEST(TimeVerdict, NoisyRunsAreInconclusiveAndSayWhatMoreRunsWouldBuy) {
+  const auto c = compare(spec("step_time_median_s"), runs(0.100, 0.15, 3), runs(0.108, 0.15, 3));
+  EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.explanation;
+  EXPECT_NE(c.explanation.find("could detect"), std::string::npos) << c.explanation;
+}
+
+TEST(TimeVerdict, OneRunPerSideHasNoIntervalAndIsInconclusive) {
+  const auto c = compare(spec("step_time_median_s"), one_value(0.100), one_value(0.200));
+  EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.explanation;
+  ASSERT_TRUE(c.estimate);
+  EXPECT_FALSE(c.estimate->interval);
+}
+
+TEST(TimeVerdict, PairingCancelsDriftTheUnpairedDesignCannotSee) {
+  // Both sides drift together from run to run (the machine), B is 5% slower in every pair.
+  Side a, b;
+  for (int i = 0; i < 8; ++i) {
+    const double level = 0.1 * (1 + 0.2 * std::sin(2.1 * i));
+    a.runs.push_back(level);
+    b.runs.push_back(level * 1.05);
+    a.repeats.push_back(i);
+    b.repeats.push_back(i);
   }
-  const auto c = compare(spec("step_time_mean_s"), measured(1.0001, base), measured(1.0101, cand));
-  EXPECT_EQ(c.verdict, Verdict::kNoise) << c.explanation;
-  EXPECT_FALSE(c.test.has_value());  // decided by the threshold, no test run
-  EXPECT_NE(c.explanation.find("within the 3% threshold"), std::string::npos) << c.explanation;
+  a.value = 0.1;
+  b.value = 0.105;
+  JudgeOptions paired;
+  paired.paired = true;
+  const auto p = compare(spec("step_time_median_s"), a, b, paired);
+  const auto u = compare(spec("step_time_median_s"), a, b);
+  EXPECT_EQ(p.verdict, Verdict::kRegressed) << p.explanation;
+  EXPECT_TRUE(p.estimate->paired);
+  EXPECT_EQ(u.verdict, Verdict::kInconclusive) << u.explanation;
+  EXPECT_FALSE(u.estimate->paired);
 }
 
-TEST(Compare, TwoVersusTwoIsTooFewSamples) {
-  const auto c = compare(spec("step_time_mean_s"), measured(1.0, {0.99, 1.01}), measured(1.2, {1.19, 1.21}));
-  EXPECT_EQ(c.verdict, Verdict::kTooFewSamples) << c.explanation;
-  EXPECT_NE(c.explanation.find("2 vs 2 samples"), std::string::npos) << c.explanation;
-  EXPECT_NE(c.explanation.find("0.33"), std::string::npos) << c.explanation;
-  // 4 vs 4 can reach p = 0.029 < 0.05: then the test decides.
-  const auto d = compare(spec("step_time_mean_s"), measured(1.0, {0.98, 0.99, 1.01, 1.02}),
-                         measured(1.2, {1.18, 1.19, 1.21, 1.22}));
-  EXPECT_EQ(d.verdict, Verdict::kRegressed) << d.explanation;
+TEST(RateVerdict, SharesTheTimesVerdictAndShowsItsInterval) {
+  const auto time = compare(spec("step_time_median_s"), runs(0.100, 0.01, 8), runs(0.110, 0.01, 8));
+  const auto rate = share_verdict(spec("tokens_per_s_per_device"), runs(1000, 0.01, 8), runs(909, 0.01, 8), time);
+  EXPECT_EQ(rate.verdict, Verdict::kRegressed);  // a lower rate, the same finding
+  EXPECT_FALSE(rate.estimate);                   // not tested again
+  EXPECT_NE(rate.change.find("(judged by Median s/step: " + time.change + ")"), std::string::npos) << rate.change;
+  EXPECT_NE(rate.explanation.find("shares the Median s/step verdict"), std::string::npos) << rate.explanation;
 }
 
-TEST(Compare, SamplesRankingAgainstTheValuesIsNoise) {
-  const auto c = compare(spec("step_time_mean_s"), measured(1.0, around(1.2, 0.01, 10)),
-                         measured(1.1, around(0.9, 0.01, 10)));
-  EXPECT_EQ(c.verdict, Verdict::kNoise) << c.explanation;
-  EXPECT_NE(c.explanation.find("other way"), std::string::npos) << c.explanation;
+TEST(ExactVerdict, DifferentParameterCountIsChangedNotRegressed) {
+  const auto c = compare(spec("params"), one_value(1000), one_value(1200));
+  EXPECT_EQ(c.verdict, Verdict::kChanged);
+  EXPECT_NE(c.explanation.find("a different model"), std::string::npos) << c.explanation;
+  EXPECT_EQ(compare(spec("params"), one_value(1000), one_value(1000)).verdict, Verdict::kNoChange);
 }
 
-TEST(Compare, DeterministicMetricsNeedNoSamples) {
-  // Params: lower is better, any change counts.
-  const auto grew = compare(spec("params"), measured(22e6), measured(23e6));
-  EXPECT_EQ(grew.verdict, Verdict::kRegressed) << grew.explanation;
-  EXPECT_FALSE(grew.test.has_value());
-  EXPECT_EQ(grew.explanation, "22000000 -> 23000000 (+4.5%): any change counts for a deterministic metric");
-  EXPECT_EQ(compare(spec("params"), measured(23e6), measured(22e6)).verdict, Verdict::kImproved);
-  const auto same = compare(spec("params"), measured(22e6), measured(22e6));
-  EXPECT_EQ(same.verdict, Verdict::kNoise);
-  EXPECT_EQ(same.explanation, "no difference");
-  // Memory: 0.5% relative.
-  EXPECT_EQ(compare(spec("peak_memory_bytes"), measured(1e9), measured(1.004e9)).verdict, Verdict::kNoise);
-  EXPECT_EQ(compare(spec("peak_memory_bytes"), measured(1e9), measured(1.006e9)).verdict, Verdict::kRegressed);
+TEST(ExactVerdict, MemoryAndLossKeepTheirExactRules) {
+  EXPECT_EQ(compare(spec("peak_memory_bytes"), one_value(1e9), one_value(1.02e9)).verdict, Verdict::kRegressed);
+  EXPECT_EQ(compare(spec("peak_memory_bytes"), one_value(1e9), one_value(1.001e9)).verdict, Verdict::kNoChange);
+  EXPECT_EQ(compare(spec("final_loss"), one_value(2.0), one_value(2.00005)).verdict, Verdict::kNoChange);
+  EXPECT_EQ(compare(spec("final_loss"), one_value(2.0), one_value(1.99)).verdict, Verdict::kImproved);
 }
 
-TEST(Compare, LossUsesAbsoluteTolerance) {
-  const auto within = compare(spec("final_loss"), measured(2.50000), measured(2.50008));
-  EXPECT_EQ(within.verdict, Verdict::kNoise) << within.explanation;
-  EXPECT_NE(within.explanation.find("0.0001"), std::string::npos) << within.explanation;
-  EXPECT_EQ(compare(spec("final_loss"), measured(2.5), measured(2.5003)).verdict, Verdict::kRegressed);
-  EXPECT_EQ(compare(spec("eval_loss"), measured(2.5), measured(2.4997)).verdict, Verdict::kImproved);
+TEST(MissingValue, IsMissingForThatMetricOnly) {
+  Side none;
+  none.runs = {std::nan(""), std::nan("")};
+  none.repeats = {0, 1};
+  const auto c = compare(spec("mfu"), none, runs(0.5, 0.01, 2));
+  EXPECT_EQ(c.verdict, Verdict::kMissing);
+  EXPECT_EQ(severity(Verdict::kMissing), 0);  // never the row's worst verdict
 }
 
-TEST(Compare, FailuresAndMissingValues) {
-  Side ok = measured(1.0, around(1.0, 0.01, 10));
-  Side failed;
-  failed.status = "failed";
-  const auto new_failure = compare(spec("step_time_mean_s"), ok, failed);
-  EXPECT_EQ(new_failure.verdict, Verdict::kNewFailure);
-  EXPECT_NE(new_failure.explanation.find("failed"), std::string::npos);
-  Side diverged = failed;
-  diverged.status = "diverged";
-  EXPECT_EQ(compare(spec("final_loss"), ok, diverged).verdict, Verdict::kNewFailure);
-  Side interrupted = failed;
-  interrupted.status = "interrupted";
-  EXPECT_EQ(compare(spec("final_loss"), ok, interrupted).verdict, Verdict::kNewFailure);
-
-  EXPECT_EQ(compare(spec("step_time_mean_s"), failed, ok).verdict, Verdict::kNotComparable);
-  EXPECT_EQ(compare(spec("step_time_mean_s"), failed, failed).verdict, Verdict::kNotComparable);
+TEST(Failures, NewFailureAndNotComparable) {
+  Side failed = runs(0.1, 0.01, 3);
+  failed.status = "diverged";
+  EXPECT_EQ(compare(spec("step_time_median_s"), runs(0.1, 0.01, 3), failed).verdict, Verdict::kNewFailure);
   Side skipped;
   skipped.status = "skipped";
-  EXPECT_EQ(compare(spec("step_time_mean_s"), ok, skipped).verdict, Verdict::kNotComparable);
-
-  Side missing;  // completed, but e.g. no MFU without calibration
-  const auto m = compare(spec("mfu"), ok, missing);
-  EXPECT_EQ(m.verdict, Verdict::kNotComparable);
-  EXPECT_NE(m.explanation.find("no mfu value"), std::string::npos) << m.explanation;
-  EXPECT_EQ(compare(spec("mfu"), missing, ok).verdict, Verdict::kNotComparable);
-  EXPECT_EQ(compare(spec("final_loss"), ok, measured(NAN)).verdict, Verdict::kNotComparable);
+  EXPECT_EQ(compare(spec("step_time_median_s"), skipped, runs(0.1, 0.01, 3)).verdict, Verdict::kNotComparable);
 }
 
-TEST(Compare, VerdictNames) {
-  EXPECT_EQ(to_string(Verdict::kImproved), "improved");
+TEST(Names, VerdictNames) {
   EXPECT_EQ(to_string(Verdict::kRegressed), "regressed");
-  EXPECT_EQ(to_string(Verdict::kNoise), "noise");
-  EXPECT_EQ(to_string(Verdict::kTooFewSamples), "too few samples");
+  EXPECT_EQ(to_string(Verdict::kImproved), "improved");
+  EXPECT_EQ(to_string(Verdict::kNoChange), "no change");
+  EXPECT_EQ(to_string(Verdict::kInconclusive), "inconclusive");
+  EXPECT_EQ(to_string(Verdict::kChanged), "changed");
+  EXPECT_EQ(to_string(Verdict::kMissing), "missing");
   EXPECT_EQ(to_string(Verdict::kNotComparable), "not comparable");
   EXPECT_EQ(to_string(Verdict::kNewFailure), "new failure");
 }
 
 TEST(Sort, WorstFirst) {
-  auto make = [](Verdict v, const std::string& name, std::optional<double> rel = std::nullopt) {
-    MetricComparison c;
-    c.verdict = v;
-    c.spec.name = name;
-    c.rel_diff = rel;
-    return c;
+  auto make = [](Verdict v, double rel) {
+    MetricComparison m;
+    m.verdict = v;
+    m.rel_diff = rel;
+    return m;
   };
-  std::vector<MetricComparison> cs = {
-      make(Verdict::kNoise, "noise1"),          make(Verdict::kImproved, "improved"),
-      make(Verdict::kRegressed, "small", 0.05), make(Verdict::kNotComparable, "nc"),
-      make(Verdict::kTooFewSamples, "few"),     make(Verdict::kRegressed, "big", -0.20),
-      make(Verdict::kNewFailure, "failure"),    make(Verdict::kNoise, "noise2"),
-  };
+  std::vector<MetricComparison> cs = {make(Verdict::kImproved, 0.1), make(Verdict::kRegressed, 0.05),
+                                      make(Verdict::kInconclusive, 0), make(Verdict::kRegressed, -0.2),
+                                      make(Verdict::kNewFailure, 0), make(Verdict::kMissing, 0)};
   sort_worst_first(cs);
-  std::vector<std::string> names;
-  for (const auto& c : cs) names.push_back(c.spec.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"failure", "big", "small", "few", "improved", "noise1", "noise2", "nc"}));
+  EXPECT_EQ(cs[0].verdict, Verdict::kNewFailure);
+  EXPECT_EQ(cs[1].verdict, Verdict::kRegressed);
+  EXPECT_DOUBLE_EQ(*cs[1].rel_diff, -0.2);  // the larger regression first
+  EXPECT_EQ(cs[3].verdict, Verdict::kInconclusive);
+  EXPECT_EQ(cs.back().verdict, Verdict::kMissing);
 }
 
-// ---------------------------------------------------------------- loss parity
+// Runs as the store gives them, for compare_runs.
+RunView view(int repeat, double step_time, bool oversubscribed = false) {
+  RunView v;
+  v.run.status = RunStatus::completed;
+  v.run.repeat_index = repeat;
+  v.run.provenance_json = oversubscribed ? R"({"oversubscribed":true})" : "{}";
+  v.metrics["step_time_median_s"] = step_time;
+  v.metrics["step_time_mean_s"] = step_time;
+  v.metrics["first_step_s"] = 1.0;
+  v.metrics["tokens_per_s_per_device"] = 100 / step_time;
+  v.metrics["params"] = 1000;
+  v.metrics["final_loss"] = 2.0;
+  return v;
+}
+
+TEST(CompareRuns, FamilySizeWidensEachIntervalAndOversubscribedRunsAreNotJudged) {
+  std::vector<RunView> a, b;
+  for (int i = 0; i < 6; ++i) {
+    a.push_back(view(i, 0.100 * (1 + 0.01 * std::sin(i))));
+    b.push_back(view(i, 0.110 * (1 + 0.01 * std::cos(i))));
+  }
+  std::vector<const RunView*> pa, pb;
+  for (const auto& v : a) pa.push_back(&v);
+  for (const auto& v : b) pb.push_back(&v);
+  CompareOptions o;
+  o.paired = true;
+  o.parity = false;
+  const Comparison one = compare_runs("c", "a", "b", pa, pb, o);
+  o.tests = 20;
+  const Comparison many = compare_runs("c", "a", "b", pa, pb, o);
+  EXPECT_NEAR(one.confidence, 0.95, 1e-12);
+  EXPECT_NEAR(many.confidence, 1 - 0.05 / 20, 1e-12);
+  EXPECT_EQ(one.worst, Verdict::kRegressed);
+  for (const auto& m : many.metrics) {
+    if (m.spec.name == "tokens_per_s_per_device") {
+      EXPECT_EQ(m.verdict, Verdict::kRegressed) << m.explanation;
+    }
+  }
+
+  b[0] = view(0, 0.110, true);  // one run started on an oversubscribed host
+  const Comparison starved = compare_runs("c", "a", "b", pa, pb, o);
+  for (const auto& m : starved.metrics) {
+    if (m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate) {
+      EXPECT_EQ(m.verdict, Verdict::kNotComparable) << m.spec.name;
+    }
+    if (m.spec.name == "final_loss") {
+      EXPECT_EQ(m.verdict, Verdict::kNoChange);  // losses still compare
+    }
+  }
+}
 
 }  // namespace
 }  // namespace twinbench::compare

@@ -181,8 +181,8 @@ std::vector<TrendPoint> nightly(std::vector<std::optional<double>>* baseline) {
 std::string sample_page() {
   const std::string a = "functional", b = "module";
   std::vector<std::vector<std::string>> rows = {
-      {"Parameters", num("1.104 billion"), num("1.104 billion"), num("0"), badge("noise")},
-      {"Final loss", num("2.0312"), num("2.0309"), num(verdict_text("&#8722;0.0003", "noise")), badge("noise")},
+      {"Parameters", num("1.104 billion"), num("1.104 billion"), num("0"), badge("no change")},
+      {"Final loss", num("2.0312"), num("2.0309"), num(verdict_text("&#8722;0.0003", "no change")), badge("no change")},
       {"TFLOP/s", num("59.222"), num("63.581"), num(verdict_text("+4.359 (+7.4%)", "improved")), badge("improved")},
       {"Tok/s", num("8926.6"), num("9583.7"), num(verdict_text("+657.1 (+7.4%)", "improved")), badge("improved")},
       {"Avg s/step", num("0.2295"), num("0.2138"), num(verdict_text("&#8722;0.0157 (&#8722;6.8%)", "improved")),
@@ -290,16 +290,19 @@ TEST(Html, BadgesLinksSectionsAndLegend) {
             "<section id=\"01-base-x-\">\n<h2>T &amp; U</h2>\n<p>x</p>\n</section>\n");
   EXPECT_EQ(slug(""), "x");
   const std::string l = legend("Linen", "NNX");
-  EXPECT_NE(l.find("Diff = NNX &#8722; Linen. Green = NNX improved, red = NNX regressed, grey = within noise."),
+  EXPECT_NE(l.find("Diff = NNX &#8722; Linen; Change = NNX/Linen &#8722; 1 with its confidence interval"),
             std::string::npos);
-  for (const char* v : {"improved", "regressed", "noise", "too few samples", "not comparable", "new failure"})
+  EXPECT_NE(l.find("Green = NNX improved, red = NNX regressed"), std::string::npos);
+  for (const char* v : {"improved", "regressed", "no change", "inconclusive", "changed", "missing", "not comparable",
+                        "new failure"})
     EXPECT_NE(l.find(badge(v)), std::string::npos) << v;
-  EXPECT_NE(legend().find("Diff = B &#8722; A."), std::string::npos);
+  EXPECT_NE(legend().find("Diff = B &#8722; A;"), std::string::npos);
 }
 
 TEST(Html, StylesheetHasEveryBadgeAndNoExternalFonts) {
   const std::string doc = render_page({"t", "", "", "", ""});
-  for (const char* v : {"improved", "regressed", "noise", "too-few-samples", "not-comparable", "new-failure",
+  for (const char* v : {"improved", "regressed", "no-change", "inconclusive", "changed", "missing", "not-comparable",
+                        "new-failure",
                         "completed", "skipped", "failed", "diverged", "interrupted", "running"})
     EXPECT_NE(doc.find(std::string(".badge-") + v), std::string::npos) << v;
   EXPECT_NE(doc.find("td.num"), std::string::npos);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <tuple>
 
@@ -15,16 +16,9 @@ namespace {
 
 std::string order_text(const AbResult& r) {
   std::string s;
+  if (r.duet) return "duet: A and B at the same time, one core each";
   for (const Round& round : r.rounds) s += (s.empty() ? "" : ", ") + std::string(round.a_first ? "A B" : "B A");
   return s;
-}
-
-std::string ratio_text(const std::optional<RatioInterval>& r) {
-  return r ? fmt::format("{:.3f}", r->median) : "-";
-}
-
-std::string interval_text(const std::optional<RatioInterval>& r) {
-  return r ? fmt::format("[{:.3f}, {:.3f}]", r->low, r->high) : "-";
 }
 
 nlohmann::ordered_json opt(const std::optional<double>& v) {
@@ -35,23 +29,20 @@ nlohmann::ordered_json opt(const std::optional<double>& v) {
 
 std::string format_table(const AbResult& r) {
   std::string out;
-  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), alpha {:g}\n", r.case_label, r.variant, r.rounds.size(),
-                     order_text(r), r.alpha);
+  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g} over {} look{} ({:.4g}% intervals)\n",
+                     r.case_label, r.variant, r.rounds.size(), order_text(r), r.stopped_because, r.alpha, r.looks,
+                     r.looks == 1 ? "" : "s", 100 * r.confidence);
   out += fmt::format("  A = {}  commit {}  label {}\n", r.a.binary, r.commit_a, r.label_a);
   out += fmt::format("  B = {}  commit {}  label {}\n", r.b.binary, r.commit_b, r.label_b);
   out += fmt::format("  stored in {} under group {}\n\n", r.db, r.group_id);
 
-  double coverage = 1;
-  for (const auto& m : r.metrics)
-    if (m.ratio) coverage = std::min(coverage, m.ratio->coverage);
-  const std::string ci_head = fmt::format("{:.1f}% CI", coverage * 100);
-  std::vector<std::array<std::string, 7>> rows = {{"metric", "A (median)", "B (median)", "B/A", ci_head, "verdict", "why"}};
+  std::vector<std::array<std::string, 6>> rows = {{"metric", "A (median)", "B (median)", "B/A - 1 [CI]", "verdict", "why"}};
   for (const auto& m : r.metrics) {
     const auto& c = m.comparison;
     rows.push_back({c.spec.label, metrics::format_value(c.spec, c.baseline), metrics::format_value(c.spec, c.candidate),
-                    ratio_text(m.ratio), interval_text(m.ratio), compare::to_string(c.verdict), c.explanation});
+                    c.change.empty() ? "-" : c.change, compare::to_string(c.verdict), c.explanation});
   }
-  std::array<size_t, 7> width{};
+  std::array<size_t, 6> width{};
   for (const auto& row : rows)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   for (const auto& row : rows) {
@@ -63,7 +54,7 @@ std::string format_table(const AbResult& r) {
 
   std::string worst;
   for (const auto& m : r.metrics)
-    if (m.comparison.verdict == r.worst && r.worst != compare::Verdict::kNoise)
+    if (m.comparison.verdict == r.worst && r.worst != compare::Verdict::kNoChange)
       worst += (worst.empty() ? "" : ", ") + m.comparison.spec.label;
   out += fmt::format("\nverdict: {}{}\n", compare::to_string(r.worst), worst.empty() ? "" : " (" + worst + ")");
   return out;
@@ -76,6 +67,11 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   j["group_id"] = r.group_id;
   j["db"] = r.db;
   j["alpha"] = r.alpha;
+  j["confidence"] = r.confidence;
+  j["looks"] = r.looks;
+  j["stopped_because"] = r.stopped_because;
+  j["seconds"] = r.seconds;
+  j["duet"] = r.duet;
   j["verdict"] = compare::to_string(r.worst);
   for (const auto& [key, build, commit, label] :
        {std::tuple{"a", &r.a, &r.commit_a, &r.label_a}, std::tuple{"b", &r.b, &r.commit_b, &r.label_b}}) {
@@ -83,7 +79,7 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   }
   nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
   for (const Round& round : r.rounds)
-    rounds.push_back({{"round", round.index + 1}, {"order", round.a_first ? "AB" : "BA"}, {"run_a", round.run_a},
+    rounds.push_back({{"round", round.index + 1}, {"order", r.duet ? "duet" : round.a_first ? "AB" : "BA"}, {"run_a", round.run_a},
                       {"run_b", round.run_b}});
   j["rounds"] = rounds;
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
@@ -94,12 +90,12 @@ nlohmann::ordered_json to_json(const AbResult& r) {
     x["label"] = c.spec.label;
     x["a"] = opt(c.baseline);
     x["b"] = opt(c.candidate);
-    x["ratio"] = m.ratio ? nlohmann::json(m.ratio->median) : nlohmann::json(nullptr);
-    x["ratio_ci_low"] = m.ratio ? nlohmann::json(m.ratio->low) : nlohmann::json(nullptr);
-    x["ratio_ci_high"] = m.ratio ? nlohmann::json(m.ratio->high) : nlohmann::json(nullptr);
-    x["ratio_ci_coverage"] = m.ratio ? nlohmann::json(m.ratio->coverage) : nlohmann::json(nullptr);
+    const auto& e = c.estimate;
+    x["change"] = c.change;
+    x["ratio"] = e && std::isfinite(e->ratio) ? nlohmann::json(e->ratio) : nlohmann::json(nullptr);
+    x["ratio_ci_low"] = e && e->interval ? nlohmann::json(e->interval->low) : nlohmann::json(nullptr);
+    x["ratio_ci_high"] = e && e->interval ? nlohmann::json(e->interval->high) : nlohmann::json(nullptr);
     x["verdict"] = compare::to_string(c.verdict);
-    x["p_value"] = c.test ? nlohmann::json(c.test->p_value) : nlohmann::json(nullptr);
     x["explanation"] = c.explanation;
     nlohmann::ordered_json a = nlohmann::ordered_json::array(), b = nlohmann::ordered_json::array();
     for (const auto& v : m.a) a.push_back(opt(v));

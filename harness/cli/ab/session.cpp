@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <future>
 #include <filesystem>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -16,6 +19,7 @@
 #include "harness/store/merge.h"
 #include "harness/store/store.h"
 #include "harness/compare/comparison.h"
+#include "harness/stats/interval.h"
 #include "harness/compare/runs.h"
 
 namespace twinbench::ab {
@@ -30,8 +34,9 @@ struct SideRun {
 };
 
 // One round's run of one build: `BIN run ... --json` into the side's own store.
-SideRun run_side(const Build& build, const Workload& w, const AbOptions& /*o*/, const std::string& label,
-                 const std::string& group, const TempDir& scratch, size_t round) {
+// `cpu` >= 0 (duet): pinned to that CPU with one intra-op thread.
+SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
+                 const TempDir& scratch, size_t round, int cpu = -1) {
   std::vector<std::string> argv = {build.binary, "run"};
   argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
   for (const std::string& a : {std::string("--variant"), w.variant, std::string("--repeats"), std::string("1"),
@@ -40,7 +45,7 @@ SideRun run_side(const Build& build, const Workload& w, const AbOptions& /*o*/, 
     argv.push_back(a);
   argv.insert(argv.end(), w.overrides.begin(), w.overrides.end());
   const std::string stem = scratch.file(fmt::format("round{}-{}", round, build.side));
-  const ProcessResult p = run_process(argv, stem);
+  const ProcessResult p = cpu >= 0 ? run_process(argv, stem, {{"TWINBENCH_THREADS", "1"}}, cpu) : run_process(argv, stem);
   const std::string who = fmt::format("round {} build {} ({})", round + 1, build.side, build.given);
   if (p.exit_code == 3 || p.term_signal != 0 || stop_requested())
     throw AbError(Stop::kInterrupted, fmt::format("{}: interrupted", who));
@@ -82,15 +87,12 @@ std::optional<double> value_of(const compare::RunView& v, const std::string& met
 AbResult run_ab(const AbOptions& o, std::ostream& log) {
   // Everything that can be checked without running anything, first.
   if (!(o.alpha > 0 && o.alpha < 0.5)) throw std::invalid_argument(fmt::format("--alpha {} must be in (0, 0.5)", o.alpha));
-  const size_t minimum = min_rounds(o.alpha);
-  const size_t rounds = o.rounds == 0 ? std::max(kDefaultRounds, minimum) : o.rounds;
-  if (rounds < minimum)
-    throw AbError(Stop::kBadInput,
-                  fmt::format("--rounds {} is too few: with alpha {:g} a verdict needs at least {} rounds (the "
-                              "Mann-Whitney test over per-round values and the order-statistic interval of the median "
-                              "B/A ratio cannot reach {:g} with fewer)",
-                              rounds, o.alpha, minimum, o.alpha));
-  (void)metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);  // unknown metric: std::invalid_argument
+  if (o.rounds == 1)
+    throw AbError(Stop::kBadInput, "--rounds 1 is too few: one pair of runs cannot show its own noise (at least 2)");
+  if (o.rounds == 0 && o.max_rounds < 3)
+    throw AbError(Stop::kBadInput, fmt::format("--max-rounds {} is too few: a sequential session needs at least 3", o.max_rounds));
+  if (!(o.budget_s > 0)) throw std::invalid_argument(fmt::format("--budget {} must be positive", o.budget_s));
+  const auto specs = metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);  // unknown metric: std::invalid_argument
   if (o.case_name.empty() == o.preset.empty())
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
   if (o.label_a == o.label_b)
@@ -112,6 +114,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   res.label_b = o.label_b;
   res.variant = o.variant;
   res.alpha = o.alpha;
+  res.duet = o.duet;
   res.db = o.db;
 
   std::optional<TempDir> scratch_dir;
@@ -134,20 +137,76 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       if (fs::exists(scratch.file(std::string(side) + ".db"))) sources.push_back(scratch.file(std::string(side) + ".db"));
     if (!sources.empty()) store::merge_databases(sources, o.db);
   };
+  // Sequential (docs/verdicts.md): look at the step-time ratio after the plan's
+  // pair counts and stop once it is decisive; the false-alarm rate holds over
+  // every look because each interval pays for all of them (Bonferroni).
+  const bool sequential = o.rounds == 0;
+  const stats::SequentialPlan plan = sequential ? stats::default_plan(o.max_rounds) : stats::SequentialPlan{{o.rounds}};
+  res.looks = plan.looks.size();
+  res.confidence = stats::per_test_confidence(1 - o.alpha, compare::timing_tests_per_case(), res.looks);
+  const size_t max_rounds = plan.looks.back();
+  const metrics::Metric* step_time = nullptr;
+  for (const auto& m : specs)
+    if (m.name == "step_time_median_s") step_time = &m;
+  std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::vector<stats::RunPair> pairs;  // per-round median step times, for the looks
+  size_t next_look = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   try {
-    for (size_t i = 0; i < rounds; ++i) {
+    for (size_t i = 0; i < max_rounds; ++i) {
       if (stop_requested()) throw AbError(Stop::kInterrupted, fmt::format("interrupted before round {}", i + 1));
-      Round round{i, i % 2 == 0, "", ""};
-      for (const bool side_a : {round.a_first, !round.a_first}) {
-        const Build& build = side_a ? res.a : res.b;
-        const SideRun r = run_side(build, w, o, side_a ? o.label_a : o.label_b, res.group_id, scratch, i);
+      Round round{i, order() % 2 == 0, "", ""};  // AB or BA at random: drift cannot favour one side
+      stats::RunPair pair;
+      auto record = [&](bool side_a, const SideRun& r) {
         (side_a ? round.run_a : round.run_b) = r.run_id;
-        log << fmt::format("ab: round {}/{} {}: {} s/step (median), final loss {}\n", i + 1, rounds, build.side,
+        (side_a ? pair.a : pair.b) = r.median_step_s.value_or(stats::kNaN);
+        log << fmt::format("ab: round {} {}: {} s/step (median), final loss {}\n", i + 1, side_a ? "A" : "B",
                            r.median_step_s ? fmt::format("{:.5f}", *r.median_step_s) : "-",
                            r.final_loss ? fmt::format("{:.4f}", *r.final_loss) : "-");
+      };
+      if (o.duet) {
+        // Duet (Bulej et al. 2020): A and B at the same time, one per core, so both
+        // meet the same interference; each pinned, one thread.
+        auto b_run = std::async(std::launch::async, [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, 1); });
+        std::optional<SideRun> a_run;
+        try {
+          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, 0);
+        } catch (...) {
+          b_run.wait();
+          throw;
+        }
+        const SideRun b_result = b_run.get();
+        record(true, *a_run);
+        record(false, b_result);
+      } else {
+        for (const bool side_a : {round.a_first, !round.a_first})
+          record(side_a, run_side(side_a ? res.a : res.b, w, side_a ? o.label_a : o.label_b, res.group_id, scratch, i));
       }
       res.rounds.push_back(round);
+      pairs.push_back(pair);
+      if (!sequential) continue;
+      // Out of budget before the next round (which costs about what the last ones did): one last look.
+      const double per_round = elapsed() / static_cast<double>(i + 1);
+      const bool out_of_time = elapsed() + per_round > o.budget_s;
+      if (pairs.size() < plan.looks[next_look] && !out_of_time) continue;
+      ++next_look;
+      const auto e = stats::estimate_paired(pairs, res.confidence);
+      const auto outcome = stats::decide(e, step_time ? step_time->rel_threshold : stats::kDefaultThreshold, false);
+      log << fmt::format("ab: look {}/{} after {} rounds: step time {} -> {}\n", next_look, plan.looks.size(),
+                         pairs.size(), stats::format_change(e), stats::to_string(outcome));
+      if (stats::should_stop(outcome)) {
+        res.stopped_because = fmt::format("decisive after {} rounds", pairs.size());
+        break;
+      }
+      if (out_of_time) {
+        res.stopped_because = fmt::format("budget of {:g} s spent after {} rounds", o.budget_s, pairs.size());
+        break;
+      }
+      if (next_look == plan.looks.size()) break;
     }
+    if (res.stopped_because.empty())
+      res.stopped_because = sequential ? fmt::format("maximum of {} rounds", max_rounds) : "fixed rounds";
   } catch (const AbError& e) {
     if (e.kind() == Stop::kBadInput) throw;  // a refusal stores nothing
     merge();  // what ran is kept: failed and interrupted runs too
@@ -159,41 +218,48 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
                                               res.group_id));
   }
   merge();
+  res.seconds = elapsed();
 
   // Compare from the store, as the reports read it.
   const store::Store db(o.db);
   store::RunFilter filter;
   filter.group_id = res.group_id;
-  const std::vector<compare::RunView> views = compare::load_runs(db, filter);
-  auto find = [&](const std::string& id) -> const compare::RunView& {
-    for (const auto& v : views)
+  std::vector<compare::RunView> views = compare::load_runs(db, filter);
+  auto find = [&](const std::string& id) -> compare::RunView& {
+    for (auto& v : views)
       if (v.run.run_id == id) return v;
     throw AbError(Stop::kFailure, fmt::format("{}: run {} is missing after the merge", o.db, id));
   };
   std::vector<const compare::RunView*> runs_a, runs_b;
   for (const Round& r : res.rounds) {
-    runs_a.push_back(&find(r.run_a));
-    runs_b.push_back(&find(r.run_b));
+    // Each side ran `--repeats 1`: the round is what pairs A's run with B's.
+    compare::RunView& a = find(r.run_a);
+    compare::RunView& b = find(r.run_b);
+    a.run.repeat_index = b.run.repeat_index = static_cast<int>(r.index);
+    runs_a.push_back(&a);
+    runs_b.push_back(&b);
   }
   res.case_label = runs_a.front()->run.case_name;
   res.commit_a = commit_of(*runs_a.front());
   res.commit_b = commit_of(*runs_b.front());
 
-  for (const metrics::Metric& spec : compare::specs_for(*runs_b.front(), o.thresholds)) {
-    // The round is the sample: steps within one process share its level (placement,
-    // load at the time), so pooled per-step samples would overstate significance.
+  // The reports' rule over per-round values, paired by round, at the session's confidence.
+  compare::CompareOptions options;
+  options.thresholds = o.thresholds;
+  options.family_confidence = 1 - o.alpha;
+  options.looks = res.looks;
+  options.paired = true;
+  options.parity = false;
+  const compare::Comparison c = compare::compare_runs(res.case_label, o.label_a, o.label_b, runs_a, runs_b, options);
+  for (const auto& m : c.metrics) {
+    if (!m.baseline && !m.candidate) continue;  // e.g. MFU without a calibration
     MetricRow row;
-    std::vector<std::pair<double, double>> pairs;
+    row.comparison = m;
     for (size_t i = 0; i < res.rounds.size(); ++i) {
-      row.a.push_back(value_of(*runs_a[i], spec.name));
-      row.b.push_back(value_of(*runs_b[i], spec.name));
-      if (row.a.back() && row.b.back()) pairs.emplace_back(*row.a.back(), *row.b.back());
+      row.a.push_back(value_of(*runs_a[i], m.spec.name));
+      row.b.push_back(value_of(*runs_b[i], m.spec.name));
     }
-    const compare::Side side_a = compare::side_of(runs_a, spec, false), side_b = compare::side_of(runs_b, spec, false);
-    if (!side_a.value && !side_b.value) continue;  // e.g. MFU without a calibration
-    row.comparison = compare::compare(spec, side_a, side_b, o.alpha);
-    row.ratio = paired_ratio(pairs, o.alpha);
-    if (compare::severity(row.comparison.verdict) > compare::severity(res.worst)) res.worst = row.comparison.verdict;
+    if (compare::severity(m.verdict) > compare::severity(res.worst)) res.worst = m.verdict;
     res.metrics.push_back(std::move(row));
   }
   return res;

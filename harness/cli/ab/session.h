@@ -13,21 +13,28 @@
 #include <vector>
 
 #include "harness/cli/ab/build.h"
-#include "harness/cli/ab/paired.h"
 #include "harness/compare/verdict.h"
+#include "harness/stats/interval.h"
 
 namespace twinbench::ab {
 
-// Rounds when --rounds is not given (at least min_rounds(alpha)).
-inline constexpr size_t kDefaultRounds = 8;
+// The default time budget of a sequential session (--budget): enough for a 10%
+// change at this machine's single-thread noise with ~15 s runs (docs/verdicts.md).
+inline constexpr double kDefaultBudgetSeconds = 600;
 
 struct AbOptions {
   std::string a, b;                    // --a / --b: executables or build directories
   std::string case_name, preset;       // exactly one of them
   std::vector<std::string> overrides;  // key=value, forwarded to both builds
   std::string variant = "functional";
-  size_t rounds = 0;  // 0 = max(kDefaultRounds, min_rounds(alpha))
-  double alpha = 0.05;
+  // 0: sequential — interleaved rounds until the step-time verdict is decisive,
+  // `max_rounds` are run or the budget is spent (docs/verdicts.md). N > 0: exactly N rounds.
+  size_t rounds = 0;
+  size_t max_rounds = stats::kDefaultMaxPairs;
+  double budget_s = kDefaultBudgetSeconds;
+  double alpha = 0.05;  // false-alarm rate of the whole session (all metrics, all looks)
+  uint64_t seed = 0;    // order of each round (AB or BA); 0 = from the clock
+  bool duet = false;    // run A and B of a round at the same time, pinned one per core, one thread each
   std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
   std::string db = "twinbench.db";
   std::string label_a = "ab:A", label_b = "ab:B";  // recorded as each side's branch label
@@ -41,9 +48,8 @@ struct Round {
 };
 
 struct MetricRow {
-  compare::MetricComparison comparison;          // verdict over per-round values
-  std::optional<RatioInterval> ratio;          // per-round B/A, paired by round
-  std::vector<std::optional<double>> a, b;     // per-round values, round order
+  compare::MetricComparison comparison;       // verdict over per-round values, paired by round
+  std::vector<std::optional<double>> a, b;  // per-round values, round order
 };
 
 struct AbResult {
@@ -52,9 +58,14 @@ struct AbResult {
   std::string label_a, label_b;
   std::string case_label, variant, group_id, db;
   double alpha = 0.05;
+  double confidence = 0.95;  // of each interval: 1 - alpha / (timing tests x looks)
+  size_t looks = 1;          // looks the session allowed itself (sequential)
+  std::string stopped_because;  // "decisive after N rounds", "budget spent", "maximum rounds", "fixed rounds"
+  double seconds = 0;
+  bool duet = false;
   std::vector<Round> rounds;
   std::vector<MetricRow> metrics;  // spec (MaxView) order; metrics neither side has are left out
-  compare::Verdict worst = compare::Verdict::kNoise;
+  compare::Verdict worst = compare::Verdict::kNoChange;
 };
 
 // Runs the session; progress lines go to `log`. Throws AbError: kBadInput for a

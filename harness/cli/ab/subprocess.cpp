@@ -33,7 +33,8 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_stem) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_stem,
+                          const std::vector<std::pair<std::string, std::string>>& env, int cpu) {
   if (argv.empty()) throw std::invalid_argument("run_process: empty argv");
   const std::string out_path = log_stem + ".out", err_path = log_stem + ".err";
   SpawnOptions spawn_options;
@@ -41,6 +42,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   spawn_options.stdout_path = out_path;
   spawn_options.stderr_path = err_path;
   spawn_options.die_with_parent = false;  // a build under test may outlive a killed ab, like any command
+  spawn_options.env = env;
+  spawn_options.cpu = cpu;
   const pid_t pid = spawn(spawn_options);
 
   // The child shares our process group, so a terminal's SIGINT reaches it
