@@ -33,7 +33,7 @@ out, k = sys.argv[1], int(sys.argv[2])
 print("| mode | runs | median s/step (median of runs) | run-level CV |")
 print("|---|---:|---:|---:|")
 for mode in ["threads-all", "threads-1", "threads-1-pinned"]:
-    v = [json.load(open(f))[0]["step_time_median_s"] for f in sorted(glob.glob(f"{out}/{mode}-*.json"))]
+    v = [json.load(open(f))[0]["step_time_median_s"] for f in sorted(glob.glob(f"{out}/{mode}-[0-9]*.json"))]
     print(f"| {mode} | {len(v)} | {statistics.median(v):.4f} | {statistics.stdev(v) / statistics.mean(v) * 100:.1f}% |")
 print()
 print("| A/A pairs | pairs | sd of ln(B/A) (≈ CV of the ratio) | change [CI] over these pairs |")
