@@ -114,13 +114,7 @@ class JsonlParser {
   }
 
  private:
-  void bad_record(const std::string& problem) {
-    if (!line_->newline) {
-      b_.skip(line_->number, "truncated last line (no newline at end of file): " + problem);
-      return;
-    }
-    b_.fail(line_->number, problem + "; expected one JSON object per line like " + kExpected);
-  }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("one JSON object per line like ") + kExpected); }
 
   [[noreturn]] void bad_field(const std::string& key, const std::string& what) {
     b_.fail(line_->number, fmt::format("\"{}\" {}; expected one JSON object per line like {}", key,
@@ -306,11 +300,7 @@ bool jsonl_record(std::string_view raw_line) {
 }
 
 ParsedLog parse_jsonl(std::istream& in, const std::string& file_name) {
-  Sha256 hash;
-  LineReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a JSON-lines log"});
-  JsonlParser parser(file_name);
-  while (const Line* line = reader.next()) parser.line(*line);
-  return parser.finish(reader.chunks().lines(), reader.chunks().bytes(), hash.hex_digest());
+  return parse_lines<JsonlParser>(in, file_name, "a JSON-lines log");
 }
 
 }  // namespace twinbench::ingest

@@ -1,6 +1,8 @@
 // LogBuilder: see log_builder.h.
 #include "harness/ingest/log_builder.h"
 
+#include <cmath>
+
 
 #include <fmt/format.h>
 
@@ -118,6 +120,26 @@ ParsedLog LogBuilder::finish(int64_t lines, uint64_t bytes, const std::string& s
   log_.bytes = bytes;
   log_.sha256 = sha256;
   return std::move(log_);
+}
+
+void LogBuilder::bad_record(const Line& line, const std::string& problem, const std::string& expected) {
+  if (!line.newline) {
+    skip(line.number, "truncated last line (no newline at end of file): " + problem);
+    return;
+  }
+  fail(line.number, problem + "; expected " + expected);
+}
+
+bool LogBuilder::truncated_record(const Line& line) {
+  if (line.newline) return false;
+  skip(line.number, "truncated last line (no newline at end of file): a record cut off mid-write, skipped");
+  return true;
+}
+
+std::optional<double> LogBuilder::finite(const Line& line, std::string_view key, double value) {
+  if (std::isfinite(value)) return value;
+  skip(line.number, fmt::format("non-finite {} ({}) left empty", key, value));
+  return std::nullopt;
 }
 
 }  // namespace twinbench::ingest

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "harness/ingest/log_reader.h"
 #include "harness/ingest/parsed_log.h"
+#include "harness/ingest/sha256.h"
 
 namespace twinbench::ingest {
 
@@ -31,6 +33,15 @@ class LogBuilder {
   // False (and a counted skip) for a line the text formats cannot read: over
   // the length cap, or holding NUL bytes.
   bool readable(const Line& line);
+
+  // A record line that does not parse: an error saying what was expected, unless
+  // it is the input's cut-off last line (then a counted skip: a record cut off
+  // mid-write). `expected` follows "expected " in the message.
+  void bad_record(const Line& line, const std::string& problem, const std::string& expected);
+  // True (and a counted skip) when a record sits on a cut-off last line.
+  bool truncated_record(const Line& line);
+  // A figure that is not finite is left empty and counted (losses are kept as NaN by the caller).
+  std::optional<double> finite(const Line& line, std::string_view key, double value);
 
   // Provenance: bounded key count and value size, cleaned to UTF-8. The first
   // value of a key wins unless `overwrite`.
@@ -55,5 +66,17 @@ class LogBuilder {
   int64_t last_eval_line_ = 0;
   size_t provenance_dropped_ = 0;
 };
+
+// Reads a whole log line by line through `Parser` (a class with
+// Parser(file_name), line(const Line&) and finish(lines, bytes, sha256)),
+// hashing the content as it goes. `what` names the format in reader messages.
+template <typename Parser>
+ParsedLog parse_lines(std::istream& in, const std::string& file_name, const char* what) {
+  Sha256 hash;
+  LineReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, what});
+  Parser parser(file_name);
+  while (const Line* line = reader.next()) parser.line(*line);
+  return parser.finish(reader.chunks().lines(), reader.chunks().bytes(), hash.hex_digest());
+}
 
 }  // namespace twinbench::ingest

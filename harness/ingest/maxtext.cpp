@@ -143,29 +143,11 @@ class MaxTextParser {
   }
 
  private:
-  // A record line that does not parse: an error, unless it is the cut-off
-  // last line of the file.
-  void bad_record(const std::string& problem) {
-    if (!line_->newline) {
-      b_.skip(line_->number, "truncated last line (no newline at end of file): " + problem);
-      return;
-    }
-    b_.fail(line_->number, problem + "; expected `" + kExpected + "`");
-  }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kExpected + "`"); }
 
-  bool truncated_record() {
-    if (line_->newline) return false;
-    b_.skip(line_->number,
-            "truncated last line (no newline at end of file): a record cut off mid-write, skipped");
-    return true;
-  }
+  bool truncated_record() { return b_.truncated_record(*line_); }
 
-  // A figure that is not finite is left empty and counted (loss aside).
-  std::optional<double> finite(std::string_view key, double value) {
-    if (std::isfinite(value)) return value;
-    b_.skip(line_->number, fmt::format("non-finite {} ({}) left empty", key, value));
-    return std::nullopt;
-  }
+  std::optional<double> finite(std::string_view key, double value) { return b_.finite(*line_, key, value); }
 
   void step(std::string_view body) {
     std::string_view rest = body.substr(std::string_view("completed step:").size());
@@ -361,11 +343,7 @@ bool maxtext_hint(std::string_view body) {
 }
 
 ParsedLog parse_maxtext(std::istream& in, const std::string& file_name) {
-  Sha256 hash;
-  LineReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a MaxText log"});
-  MaxTextParser parser(file_name);
-  while (const Line* line = reader.next()) parser.line(*line);
-  return parser.finish(reader.chunks().lines(), reader.chunks().bytes(), hash.hex_digest());
+  return parse_lines<MaxTextParser>(in, file_name, "a MaxText log");
 }
 
 }  // namespace twinbench::ingest

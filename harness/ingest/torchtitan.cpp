@@ -94,26 +94,11 @@ class TorchTitanParser {
   }
 
  private:
-  void bad_record(const std::string& problem) {
-    if (!line_->newline) {
-      b_.skip(line_->number, "truncated last line (no newline at end of file): " + problem);
-      return;
-    }
-    b_.fail(line_->number, problem + "; expected `" + kExpected + "`");
-  }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kExpected + "`"); }
 
-  bool truncated_record() {
-    if (line_->newline) return false;
-    b_.skip(line_->number,
-            "truncated last line (no newline at end of file): a record cut off mid-write, skipped");
-    return true;
-  }
+  bool truncated_record() { return b_.truncated_record(*line_); }
 
-  std::optional<double> finite(std::string_view key, double value) {
-    if (std::isfinite(value)) return value;
-    b_.skip(line_->number, fmt::format("non-finite {} ({}) left empty", key, value));
-    return std::nullopt;
-  }
+  std::optional<double> finite(std::string_view key, double value) { return b_.finite(*line_, key, value); }
 
   void step(std::string_view body, std::optional<int64_t> time) {
     ParsedStep s;
@@ -256,11 +241,7 @@ bool torchtitan_record(std::string_view body) {
 bool torchtitan_hint(std::string_view raw) { return raw.find("[titan]") != std::string_view::npos; }
 
 ParsedLog parse_torchtitan(std::istream& in, const std::string& file_name) {
-  Sha256 hash;
-  LineReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a torchtitan log"});
-  TorchTitanParser parser(file_name);
-  while (const Line* line = reader.next()) parser.line(*line);
-  return parser.finish(reader.chunks().lines(), reader.chunks().bytes(), hash.hex_digest());
+  return parse_lines<TorchTitanParser>(in, file_name, "a torchtitan log");
 }
 
 }  // namespace twinbench::ingest
