@@ -96,6 +96,8 @@ std::vector<double> usable_log_diffs(const std::vector<RunPair>& pairs) {
 
 std::string signed_percent(double ratio) {
   const double pct = (ratio - 1) * 100;
+  // An interval from two or three runs can reach absurd bounds: beyond 10x is ">+900%".
+  if (pct > 900) return ">+900%";
   // Round first so -0.04% prints "+0.0%" rather than "-0.0%".
   const double rounded = std::round(pct * 10) / 10;
   return fmt::format("{}{:.1f}%", rounded < 0 ? "-" : "+", std::fabs(rounded));

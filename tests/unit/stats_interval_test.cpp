@@ -313,3 +313,16 @@ TEST(Format, OneWordingOfAChange) {
 
 }  // namespace
 }  // namespace twinbench::stats
+
+namespace twinbench::stats {
+namespace {
+
+TEST(FormatChange, AbsurdUpperBoundsAreCapped) {
+  RatioEstimate e;
+  e.ratio = 1.365;
+  e.interval = RatioInterval{0.0001, 7.1e29, 10};
+  EXPECT_EQ(format_change(e), "+36.5% [-100.0%, >+900%]");
+}
+
+}  // namespace
+}  // namespace twinbench::stats
