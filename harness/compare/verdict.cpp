@@ -39,6 +39,21 @@ bool is_failed(const std::string& status) {
   return status == "failed" || status == "diverged" || status == "interrupted";
 }
 
+// A comparison of `spec` with both sides' representative values, not yet judged.
+MetricComparison start(const metrics::Metric& spec, const Side& baseline, const Side& candidate) {
+  MetricComparison c;
+  c.spec = spec;
+  c.baseline = baseline.value;
+  c.candidate = candidate.value;
+  return c;
+}
+
+// diff = candidate - baseline and rel_diff = diff / |baseline|, from finite values.
+void set_difference(MetricComparison& c) {
+  c.diff = *c.candidate - *c.baseline;
+  if (*c.baseline != 0) c.rel_diff = *c.diff / std::abs(*c.baseline);
+}
+
 // Status and presence checks shared by every judge; true when `c` is decided.
 bool decided_before_values(MetricComparison& c, const Side& baseline, const Side& candidate) {
   if (baseline.status == "completed" && is_failed(candidate.status)) {
@@ -62,8 +77,7 @@ bool decided_before_values(MetricComparison& c, const Side& baseline, const Side
       return true;
     }
   }
-  c.diff = *candidate.value - *baseline.value;
-  if (*baseline.value != 0) c.rel_diff = *c.diff / std::abs(*baseline.value);
+  set_difference(c);
   return false;
 }
 
@@ -157,18 +171,14 @@ std::string to_string(Verdict v) {
 
 MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
                          const JudgeOptions& o) {
-  MetricComparison c;
-  c.spec = spec;
-  c.baseline = baseline.value;
-  c.candidate = candidate.value;
+  MetricComparison c = start(spec, baseline, candidate);
   if (!spec.judged()) {
     // Shown beside the judged metrics with its difference, never judged: its
     // definition is not one a verdict may rest on (e.g. MaxView's Avg s/step
     // keeps every stall; docs/metrics.md).
     c.verdict = Verdict::kNotJudged;
     if (c.baseline && c.candidate && std::isfinite(*c.baseline) && std::isfinite(*c.candidate)) {
-      c.diff = *c.candidate - *c.baseline;
-      if (*c.baseline != 0) c.rel_diff = *c.diff / std::abs(*c.baseline);
+      set_difference(c);
       c.change = exact_change(c);
     }
     c.explanation = fmt::format("{}: shown for reference, never judged (docs/metrics.md)", spec.label);
@@ -184,10 +194,7 @@ MetricComparison compare(const metrics::Metric& spec, const Side& baseline, cons
 
 MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
                                const MetricComparison& time) {
-  MetricComparison c;
-  c.spec = spec;
-  c.baseline = baseline.value;
-  c.candidate = candidate.value;
+  MetricComparison c = start(spec, baseline, candidate);
   if (decided_before_values(c, baseline, candidate)) return c;
   c.verdict = time.verdict;
   // Its own change, and the judged time's change with its interval: the rate is
