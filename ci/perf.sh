@@ -1,30 +1,29 @@
 #!/usr/bin/env bash
-# Training-step performance of both implementations against plain PyTorch eager
-# (ci/perf/eager_reference.py) on the `small` preset, batch 8 x 256, AdamW, fp32 and
-# bf16, in the default and a tuned process environment: calibrates the matmul peak,
-# then runs twinbench and the eager reference interleaved, ROUNDS times, and prints one
-# table (medians over the rounds) with tokens/s, step time, model TFLOP/s, fraction of
-# the calibrated peak of the run's dtype, and the ratio against eager, taken within
-# each round. See docs/performance.md. Run after ci/build.sh.
+# The training-step benchmark of issue 17: both implementations against plain PyTorch
+# eager (ci/perf/eager_reference.py) on the `small` preset, AdamW, at batch 8 x 256 and at
+# 01_base's own 4 x 128. Each round calibrates the matmul peak (`twinbench calibrate`),
+# then runs functional, module and eager each in its own process, in an order that
+# rotates every round. ci/perf/table.py prints medians over the rounds, the share of
+# the calibrated peak, and each ratio with its 95% interval (t on the per-round log
+# ratios: the round is the unit). See docs/performance.md. Run after ci/build.sh, on an
+# otherwise idle machine.
 #
-#   ci/perf.sh                     # 2 rounds of 8 steps, 2 threads
-#   ROUNDS=3 STEPS=10 ci/perf.sh
-#   ENVS=default ci/perf.sh        # only as a user runs it
-#   DTYPES=fp32 ci/perf.sh         # skip bf16
-# Environment: THREADS (2), ROUNDS (2), STEPS (8, the first 2 are warm-up),
-# PRESET (small), BATCH (8), SEQ (256), DTYPES ("fp32 bf16"), ENVS ("default tuned",
-# see below), OUT (a scratch dir).
+#   ci/perf.sh                         # 5 rounds, fp32, default environment, both shapes (~6 min)
+#   ROUNDS=8 SHAPES=8x256 ci/perf.sh
+#   ENVS="default tuned" DTYPES="fp32 bf16" ci/perf.sh
+# Environment: THREADS (2), ROUNDS (5), STEPS (8, the first 2 are warm-up), PRESET (small),
+# SHAPES ("8x256 4x128", batch x sequence), DTYPES (fp32), ENVS (default; "tuned" below),
+# OUT (a scratch dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 threads=${THREADS:-2}
-rounds=${ROUNDS:-2}
+rounds=${ROUNDS:-5}
 steps=${STEPS:-8}
 preset=${PRESET:-small}
-batch=${BATCH:-8}
-seq=${SEQ:-256}
-dtypes=${DTYPES:-fp32 bf16}
-envs=${ENVS:-default tuned}
+shapes=${SHAPES:-8x256 4x128}
+dtypes=${DTYPES:-fp32}
+envs=${ENVS:-default}
 out=${OUT:-$(mktemp -d /tmp/twinbench-perf.XXXXXX)}
 bin=build/harness/twinbench
 py=/usr/bin/python3  # Debian's python3-torch: the same LibTorch 1.13 and BLAS as the build
@@ -53,29 +52,35 @@ with_env() {
 }
 
 mkdir -p "$out"
-echo "ci/perf.sh: load before: $(cut -d' ' -f1-3 /proc/loadavg); tuned = ${tuned_env[*]}; writing to $out" >&2
-for e in $envs; do
-  with_env "$e" env TWINBENCH_THREADS="$threads" $bin calibrate --db "$out/$e.db" --dtype fp32,bf16 --json \
-    >"$out/calibrate-$e.json"
-done
-
+echo "ci/perf.sh: load before: $(cut -d' ' -f1-3 /proc/loadavg); writing to $out" >&2
+impls=(functional module eager)
 for ((r = 0; r < rounds; r++)); do
-  for dt in $dtypes; do
-    for e in $envs; do
-      # The implementations swap order every round: on this machine the second of two
-      # back-to-back runs is often a few percent slower, whichever it is.
-      order=functional,module
-      ((r % 2)) && order=module,functional
-      echo "ci/perf.sh: round $((r + 1))/$rounds $dt $e: twinbench $order, then eager" >&2
-      with_env "$e" env TWINBENCH_THREADS="$threads" $bin run --preset "$preset" --variant $order --json \
-        --db "$out/$e.db" train.batch="$batch" train.seq_len="$seq" train.steps="$steps" train.dtype="$dt" \
-        train.eval_batches=1 >"$out/twinbench-$e-$dt-$r.json"
-      # one step fewer: twinbench also leaves out step 0 and its last (eval) step
-      with_env "$e" $py ci/perf/eager_reference.py --preset "$preset" --batch "$batch" --seq-len "$seq" \
-        --steps $((steps - 1)) --warmup 2 --threads "$threads" --dtype "$dt" >"$out/eager-$e-$dt-$r.json"
+  for e in $envs; do
+    with_env "$e" env TWINBENCH_THREADS="$threads" $bin calibrate --db "$out/$e.db" --dtype fp32,bf16 --json \
+      >"$out/calibrate-$e-$r.json"
+    for shape in $shapes; do
+      batch=${shape%x*} seq=${shape#*x}
+      for dt in $dtypes; do
+        tag="$e-$shape-$dt-$r"
+        # Rotate the order each round: on this machine the later of back-to-back runs is
+        # often a few percent slower, whichever it is.
+        for ((k = 0; k < 3; k++)); do
+          impl=${impls[$(((r + k) % 3))]}
+          echo "ci/perf.sh: round $((r + 1))/$rounds $e $shape $dt: $impl" >&2
+          if [[ $impl == eager ]]; then
+            # one step fewer: twinbench also leaves out step 0 and its last (eval) step
+            with_env "$e" $py ci/perf/eager_reference.py --preset "$preset" --batch "$batch" --seq-len "$seq" \
+              --steps $((steps - 1)) --warmup 2 --threads "$threads" --dtype "$dt" >"$out/eager-$tag.json"
+          else
+            with_env "$e" env TWINBENCH_THREADS="$threads" $bin run --preset "$preset" --variant "$impl" --json \
+              --no-progress --db "$out/$e.db" train.batch="$batch" train.seq_len="$seq" train.steps="$steps" \
+              train.dtype="$dt" train.eval_batches=1 >"$out/$impl-$tag.json"
+          fi
+        done
+      done
     done
   done
 done
 echo "ci/perf.sh: load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-$py ci/perf/table.py "$out" "$rounds" "$dtypes" "$envs"
+$py ci/perf/table.py "$out" "$rounds" "$shapes" "$dtypes" "$envs"

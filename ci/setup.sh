@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libgloo-dev
+  libdnnl-dev  # oneDNN, which LibTorch links already: fp32 GEMMs called directly (models/onednn_gemm.cpp)
   libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev

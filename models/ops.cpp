@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "models/onednn_gemm.h"
 #include "models/torch_compat.h"
 
 namespace twinbench::ops {
@@ -63,11 +64,17 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
     out = *fused;
   } else {
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    const auto causal = mask.narrow(0, 0, S).narrow(1, 0, S).to(q.scalar_type());
+    if (auto qk = gemm::matmul(qh, kh.transpose(-1, -2), "onednn::attention")) {  // [B, H, S, S] from the strided heads
+      const auto probs = torch::softmax(torch::add(causal, *qk, scale), -1);
+      out = *gemm::matmul(probs, vh.contiguous(), "onednn::attention");
+      return out.permute({0, 2, 1, 3}).reshape({B, S, H * hd});
+    }
     const auto q3 = qh.reshape({B * H, S, hd});
     const auto k3 = kh.reshape({B * H, S, hd});
     const auto v3 = vh.reshape({B * H, S, hd});
     // scores = mask + scale * q k^T in one fused call
-    const auto scores = torch::baddbmm(mask.narrow(0, 0, S).narrow(1, 0, S).to(q.scalar_type()).unsqueeze(0),
+    const auto scores = torch::baddbmm(causal.unsqueeze(0),
                                        q3, k3.transpose(1, 2), /*beta=*/1.0, /*alpha=*/scale);
     const auto probs = torch::softmax(scores, -1);
     out = torch::bmm(probs, v3).view({B, H, S, hd});
@@ -75,18 +82,31 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
   return out.permute({0, 2, 1, 3}).reshape({B, S, H * hd});
 }
 
+namespace {
+// x [..., in] @ w [in, out] through oneDNN (a kernel, or a Linear weight's transposed
+// view: the same GEMM for both layouts), or nullopt where gemm::matmul does not apply.
+c10::optional<torch::Tensor> onednn_project(const torch::Tensor& x, const torch::Tensor& w) {
+  auto out_shape = x.sizes().vec();
+  out_shape.back() = w.size(1);
+  if (auto y = gemm::matmul(x.reshape({-1, x.size(-1)}), w, "onednn::linear")) return y->view(out_shape);
+  return c10::nullopt;
+}
+}  // namespace
+
 torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& kernel, int in_dims, const quant::QuantContext& q,
                     const std::string& site) {
   int64_t in = 1;
   for (int i = 0; i < in_dims; ++i) in *= kernel.size(i);
   const int64_t out = kernel.numel() / in;
   if (q.mode != quant::Mode::kNone) return quant::quantized_matmul(x, kernel.view({in, out}), q, site);
+  if (auto y = onednn_project(x, kernel.view({in, out}))) return *y;
   return torch::matmul(x, kernel.view({in, out}));
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const quant::QuantContext& q,
                      const std::string& site) {
   if (q.mode != quant::Mode::kNone) return quant::quantized_matmul(x, weight.t(), q, site);
+  if (auto y = onednn_project(x, weight.t())) return *y;
   return F::linear(x, weight);
 }
 

@@ -80,6 +80,7 @@ std::string provenance_json(const Provenance& p) {
   if (p.host_cores > 0) j["host_cores"] = p.host_cores;
   j["oversubscribed"] = p.oversubscribed;
   j["quant_backend"] = p.quant_backend;
+  j["gemm_backend"] = p.gemm_backend;
   return j.dump();
 }
 

@@ -26,6 +26,7 @@ struct Provenance {
   // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly
   // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
   std::string quant_backend = "none";
+  std::string gemm_backend;  // fp32 CPU matrix products: "onednn" or "aten" (models/onednn_gemm.h)
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

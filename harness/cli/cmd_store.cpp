@@ -100,14 +100,18 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       cal.peak_tflops = peak.tflops;
       cal.details_json = nlohmann::json{{"matmul_size", peak.size},
                                         {"seconds_per_matmul", peak.seconds_per_matmul},
-                                        {"threads", at::get_num_threads()}}
+                                        {"threads", at::get_num_threads()},
+                                        {"backend", peak.backend}}
                              .dump();
       db.save_calibration(cal);
       if (o->json)
-        list.push_back({{"dtype", dtype}, {"peak_tflops", peak.tflops}, {"matmul_size", peak.size}});
+        list.push_back({{"dtype", dtype},
+                        {"peak_tflops", peak.tflops},
+                        {"matmul_size", peak.size},
+                        {"backend", peak.backend}});
       else
-        std::cout << fmt::format("{:<5} {:.3f} TFLOP/s  ({}^3 matmul, {} threads, {})\n", dtype, peak.tflops,
-                                 peak.size, at::get_num_threads(), cal.device);
+        std::cout << fmt::format("{:<5} {:.3f} TFLOP/s  ({}^3 matmul through {}, {} threads, {})\n", dtype,
+                                 peak.tflops, peak.size, peak.backend, at::get_num_threads(), cal.device);
     }
     if (o->json) std::cout << list.dump(2) << "\n";
     exit_code = kExitOk;

@@ -50,6 +50,7 @@ void add_compare_command(CLI::App& app, int& exit_code);
 void add_ab_command(CLI::App& app, int& exit_code);  // cmd_ab.cpp
 void add_data_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trainer logs as runs
+void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
 
 
 }  // namespace twinbench::cli

@@ -18,6 +18,7 @@
 #include "harness/base/provenance.h"
 #include "harness/base/records.h"
 #include "harness/metrics/run_metrics.h"
+#include "harness/run/op_profile.h"
 #include "harness/store/store.h"
 
 namespace twinbench {
@@ -36,6 +37,13 @@ struct RunOutcome {
   std::vector<std::pair<std::string, std::optional<double>>> extra_metrics;  // scenario-specific (int8 export)
 };
 
+// `twinbench profile`: in-process runs observe their ops from step `from_step` on
+// and append one OpProfile each.
+struct ProfileRequest {
+  int64_t from_step = 1;
+  std::vector<OpProfile> results;
+};
+
 struct RunnerOptions {
   store::Store* store = nullptr;  // where runs go; nullptr = not stored
   std::string group_id;           // shared by every run of one invocation
@@ -51,6 +59,7 @@ struct RunnerOptions {
   dist::World* world = nullptr;
   std::string adopted_run_id;  // a worker of a launcher: the run row rank 0 fills in
   int repeat_index = -1;       // a worker of a launcher: the repeat to record (-1 = count)
+  ProfileRequest* profile = nullptr;  // in-process runs only
 };
 
 // One run to carry out: the resolved config, its store row (not yet begun),

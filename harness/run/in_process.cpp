@@ -134,15 +134,30 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     }
     Progress progress(label, config.train.steps);
     TrainHooks hooks;
+    OpProfiler profiler;
+    OpProfile profiled;  // steps and their time; the ops come from profiler.stop()
     hooks.on_step = [&](const StepRecord& r) {
       writer.add(r);
       if (o.progress && rank0) progress.step(r);
+      if (!o.profile) return;
+      if (r.step >= o.profile->from_step) {
+        ++profiled.steps;
+        profiled.step_seconds += r.seconds;
+      }
+      if (r.step + 1 == o.profile->from_step) profiler.start();
     };
     hooks.checkpoint_prefix =
         fmt::format("{}/{}", config.train.checkpoint_dir, out.run_id.empty() ? label : out.run_id);
     hooks.should_stop = [] { return stop_requested(); };
     if (dp) hooks.sync = &*dp;
     const TrainResult result = train(*variant, config, *data, hooks);
+    if (o.profile) {
+      OpProfile ops = profiler.stop();
+      ops.variant = out.variant;
+      ops.steps = profiled.steps;
+      ops.step_seconds = profiled.step_seconds;
+      o.profile->results.push_back(std::move(ops));
+    }
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());

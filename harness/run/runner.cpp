@@ -8,6 +8,7 @@
 #include "harness/run/host_guard.h"
 #include "harness/run/memory.h"
 #include "harness/run/plan.h"
+#include "models/onednn_gemm.h"
 #include "models/torch_compat.h"
 
 namespace twinbench {
@@ -51,6 +52,7 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.world_size = static_cast<int>(config.dist.nproc);
   if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
   if (config.model.quant_mode != "none") prov.quant_backend = "emulated";
+  prov.gemm_backend = gemm::backend();
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
 
   if (const auto reason = skip_reason(config, load.processes); !reason.empty()) {

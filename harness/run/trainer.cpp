@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <limits>
 
+#include <ATen/record_function.h>
+
 #include "harness/run/checkpoint.h"
+#include "harness/run/op_profile.h"
 #include "harness/run/optim/optimizer.h"
 #include "harness/run/slowdown.h"
 #include "models/torch_compat.h"
@@ -86,11 +89,15 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       const Batch batch = sync ? sync->local_batch(data.train_batch(forward_index)) : data.train_batch(forward_index);
       torch::Tensor loss;
       {
+        RECORD_USER_SCOPE(kPhaseForward);
         const compat::AutocastGuard autocast(bf16, device, torch::kBFloat16);
         loss = variant.loss(batch, {step, forward_index});
       }
       ++forward_index;
-      (loss / static_cast<double>(t.grad_accum)).backward();
+      {
+        RECORD_USER_SCOPE(kPhaseBackward);
+        (loss / static_cast<double>(t.grad_accum)).backward();
+      }
       step_loss += loss.detach();
     }
     double comm_seconds = 0;
@@ -103,7 +110,11 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     // Data parallel: gradients and the loss are already means over all processes,
     // so every process takes the same decision.
     const double max_norm = t.clip > 0 ? t.clip : std::numeric_limits<double>::infinity();
-    const double grad_norm = torch::nn::utils::clip_grad_norm_(params, max_norm);
+    double grad_norm = 0;
+    {
+      RECORD_USER_SCOPE(kPhaseClip);
+      grad_norm = torch::nn::utils::clip_grad_norm_(params, max_norm);
+    }
     double loss_value = step_loss.item<double>() / static_cast<double>(t.grad_accum);
     if (sync) loss_value = sync->mean(loss_value);
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
@@ -111,6 +122,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       result.reason = fmt::format("{} is {} at step {}", std::isfinite(loss_value) ? "gradient norm" : "loss",
                                   std::isfinite(loss_value) ? grad_norm : loss_value, step);
     } else {
+      RECORD_USER_SCOPE(kPhaseOptimizer);
       optimizer->step();
     }
     synchronize(device);
@@ -135,6 +147,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     }
     if (result.status == RunStatus::completed && (every(t.eval_every, step) || last)) {
       record.eval = true;
+      RECORD_USER_SCOPE(kPhaseEval);
       record.eval_loss = evaluate(variant, data, t.eval_batches, t.dtype);
       if (last) result.eval_loss = record.eval_loss;
     }
@@ -149,7 +162,10 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       result.checkpoints.push_back(path);
     }
     result.steps.push_back(record);
-    if (hooks.on_step) hooks.on_step(record);
+    if (hooks.on_step) {
+      RECORD_USER_SCOPE(kPhaseBookkeeping);  // the store writer and progress (op_profile.h)
+      hooks.on_step(record);
+    }
     if (result.status != RunStatus::completed) break;
     if (stop) {
       result.status = RunStatus::interrupted;

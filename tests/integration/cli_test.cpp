@@ -132,4 +132,53 @@ TEST(Cli, RunBothImplementationsJson) {
   EXPECT_NEAR(runs[0]["final_loss"].get<double>(), runs[1]["final_loss"].get<double>(), 1e-5);
 }
 
+// `twinbench profile`: every op of the observed steps lands in a category, the
+// categories add up to the measured step, and the GEMMs are found as such.
+TEST(Cli, ProfileAccountsForTheWholeStep) {
+  const auto r = twinbench(
+      "profile --preset tiny train.steps=4 train.batch=2 train.seq_len=32 measure.warmup_steps=1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto list = nlohmann::json::parse(r.out);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["variant"], "functional");
+  EXPECT_EQ(list[1]["variant"], "module");
+  for (const auto& p : list) {
+    EXPECT_EQ(p["from_step"], 1);
+    EXPECT_EQ(p["steps"], 3);  // steps 1..3: step 0 is the warm-up
+    const double step = p["step_seconds"].get<double>();
+    ASSERT_GT(step, 0);
+    double in_step = 0;
+    for (const auto& [category, seconds] : p["category_seconds_per_step"].items()) {
+      EXPECT_GE(seconds.get<double>(), 0) << category;
+      if (category != "harness bookkeeping") in_step += seconds.get<double>();
+    }
+    // Op time plus the time outside ops is the step, up to the clock reads around them.
+    EXPECT_NEAR(in_step, step, 0.05 * step) << p.dump(1);
+    EXPECT_GT(p["category_seconds_per_step"]["GEMM (projections, logits)"].get<double>(), 0);
+    EXPECT_GT(p["category_seconds_per_step"]["optimizer (AdamW, clipping)"].get<double>(), 0);
+    EXPECT_GT(p["phase_seconds_per_step"]["forward"].get<double>(), 0);
+    EXPECT_GT(p["phase_seconds_per_step"]["backward"].get<double>(), 0);
+    EXPECT_GT(p["phase_seconds_per_step"]["bookkeeping"].get<double>(), 0);  // the store writer ran
+    EXPECT_GT(p["eval_seconds"].get<double>(), 0);  // the last step's evaluation, kept out of the step
+    ASSERT_FALSE(p["ops"].empty());
+    EXPECT_GE(p["ops"][0]["seconds_per_step"].get<double>(), p["ops"].back()["seconds_per_step"].get<double>());
+  }
+  const auto text = twinbench("profile --preset tiny --variants module train.steps=3 train.batch=2 train.seq_len=16");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("GEMM (projections, logits)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("top 12 ops of module"), std::string::npos) << text.out;
+}
+
+TEST(Cli, ProfileRefusesWhatItCannotObserve) {
+  auto r = twinbench("profile --preset tiny train.steps=1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("train.steps"), std::string::npos) << r.err;
+  r = twinbench("profile --preset tiny --variants eager train.steps=3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("its own process"), std::string::npos) << r.err;
+  r = twinbench("profile --preset tiny --variants nosuch train.steps=3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+}
+
 }  // namespace
