@@ -35,16 +35,17 @@ for e in $envs; do
   [[ $e == default || $e == tuned ]] || { echo "ci/perf.sh: ENVS: '$e' is not one of: default, tuned" >&2; exit 2; }
 done
 
-# Two process environments, for twinbench and eager alike (same libgomp and OpenBLAS):
+# Two process environments, for twinbench and eager alike:
 #   default: as a user runs it. twinbench itself sets OMP_WAIT_POLICY=PASSIVE when it is
-#            unset (harness/base/process_env.h); eager does not.
-#   tuned:   OMP_WAIT_POLICY=PASSIVE (LibTorch's OpenMP workers sleep instead of spinning
-#            between ops, so they stop competing with OpenBLAS's own pthreads for the
-#            cores) and OPENBLAS_CORETYPE removed, so OpenBLAS picks the kernels for this
-#            CPU itself (this machine image exports OPENBLAS_CORETYPE=Haswell: AVX2 kernels
-#            on an AVX-512 CPU that OpenBLAS detects as Cooperlake).
-# Both are read when the libraries load, so they must be set before the process starts.
-tuned_env=(-u OPENBLAS_CORETYPE OMP_WAIT_POLICY=PASSIVE)
+#            unset and keeps freed memory in the process (harness/base/process_env.h);
+#            eager does neither.
+#   tuned:   eager gets what twinbench does to its own process (OMP_WAIT_POLICY=PASSIVE,
+#            glibc malloc without mmap and trimming), and OPENBLAS_CORETYPE is removed so
+#            OpenBLAS picks its kernels for this CPU itself (this machine image exports
+#            OPENBLAS_CORETYPE=Haswell). What is left between twinbench and eager is code.
+# All are read when the libraries load, so they must be set before the process starts.
+tuned_env=(-u OPENBLAS_CORETYPE OMP_WAIT_POLICY=PASSIVE
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647)
 with_env() {
   local e=$1
   shift

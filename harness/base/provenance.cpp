@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/base/build_info.h"
+#include "harness/base/process_env.h"
 
 namespace twinbench {
 
@@ -46,6 +47,7 @@ Provenance collect_provenance(const LabelOverrides& o) {
   const auto env = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
   p.omp_wait_policy = env("OMP_WAIT_POLICY");
   p.openblas_coretype = env("OPENBLAS_CORETYPE");
+  p.malloc_keeps_freed = malloc_keeps_freed();
 #if defined(__clang__)
   p.compiler = "clang " __clang_version__;
 #elif defined(__GNUC__)
@@ -74,6 +76,7 @@ std::string provenance_json(const Provenance& p) {
   if (!p.dist_backend.empty()) j["dist_backend"] = p.dist_backend;
   j["omp_wait_policy"] = p.omp_wait_policy;
   j["openblas_coretype"] = p.openblas_coretype;
+  j["malloc_keeps_freed"] = p.malloc_keeps_freed;
   j["host"] = p.host;
   j["pid"] = p.pid;
   j["load_average"] = p.load_average;

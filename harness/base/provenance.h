@@ -16,6 +16,7 @@ struct Provenance {
   std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
   // The process environment the kernels ran in (harness/process_env.h); "" = unset.
   std::string omp_wait_policy, openblas_coretype;
+  bool malloc_keeps_freed = false;  // base/process_env.h
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
   // The host guard (harness/run/host_guard.h): the cores this process could use,

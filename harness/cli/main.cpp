@@ -35,7 +35,7 @@ int fail(int code, const std::string& message) {
 int main(int argc, char** argv) {
   // Commands that train or time kernels get the tuned environment (may re-execute once).
   if (argc > 1)
-    for (const char* computing : {"run", "matrix", "calibrate", "eval"})
+    for (const char* computing : {"run", "matrix", "calibrate", "eval", "profile"})
       if (std::string(argv[1]) == computing) twinbench::tune_process_environment(argv);
   using namespace twinbench;
   using namespace twinbench::cli;

@@ -106,6 +106,16 @@ TEST(Runner, ProcessEnvironmentIsTunedAndRecorded) {
   EXPECT_EQ(policy("user"), "ACTIVE");
   EXPECT_EQ(policy("off"), "");
   EXPECT_NE(query_text(db, "SELECT provenance_json FROM runs LIMIT 1").find("\"openblas_coretype\""), std::string::npos);
+  // Freed memory is kept in the process unless tuning is off (base/process_env.h).
+  const auto kept = [&](const std::string& group) {
+    return query_text(db, "SELECT json_extract(provenance_json, '$.malloc_keeps_freed') FROM runs WHERE group_id='" +
+                              group + "'");
+  };
+  EXPECT_EQ(kept("unset"), "1");
+  EXPECT_EQ(kept("user"), "1");
+  EXPECT_EQ(kept("off"), "0");
+  const auto gemm = query_text(db, "SELECT json_extract(provenance_json, '$.gemm_backend') FROM runs LIMIT 1");
+  EXPECT_TRUE(gemm == "onednn" || gemm == "aten") << gemm;
 }
 
 // A CPU run with fewer threads than the calibration is measured against its share
