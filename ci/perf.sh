@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The training-step benchmark of issue 17: both implementations against plain PyTorch
 # eager (ci/perf/eager_reference.py) on the `small` preset, AdamW, at batch 8 x 256 and at
-# 01_base's own 4 x 128. Each round calibrates the matmul peak (`twinbench calibrate`),
-# then runs functional, module and eager each in its own process, in an order that
-# rotates every round. ci/perf/table.py prints medians over the rounds, the share of
+# 01_base's own 4 x 128. Each round runs functional, module and eager each in its own
+# process, in an order that rotates every round, then calibrates the matmul peak
+# (`twinbench calibrate`). ci/perf/table.py prints medians over the rounds, the share of
 # the calibrated peak, and each ratio with its 95% interval (t on the per-round log
 # ratios: the round is the unit). See docs/performance.md. Run after ci/build.sh, on an
 # otherwise idle machine.
@@ -57,8 +57,6 @@ echo "ci/perf.sh: load before: $(cut -d' ' -f1-3 /proc/loadavg); writing to $out
 impls=(functional module eager)
 for ((r = 0; r < rounds; r++)); do
   for e in $envs; do
-    with_env "$e" env TWINBENCH_THREADS="$threads" $bin calibrate --db "$out/$e.db" --dtype fp32,bf16 --json \
-      >"$out/calibrate-$e-$r.json"
     for shape in $shapes; do
       batch=${shape%x*} seq=${shape#*x}
       for dt in $dtypes; do
@@ -80,6 +78,10 @@ for ((r = 0; r < rounds; r++)); do
         done
       done
     done
+    # After the round's runs, not before: the run right after a calibration was often
+    # the slowest of its round here, whichever implementation it was.
+    with_env "$e" env TWINBENCH_THREADS="$threads" $bin calibrate --db "$out/$e.db" --dtype fp32,bf16 --json \
+      >"$out/calibrate-$e-$r.json"
   done
 done
 echo "ci/perf.sh: load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
