@@ -8,7 +8,9 @@
 #
 #   ci/verdict_campaign.sh [N=20] [--case 01_base] [ab options / overrides ...]
 # Environment: TWINBENCH_THREADS (default 1: the low-noise mode), KINDS
-# (default "aa step:5 step:10").
+# (default "aa step:5 step:10"), OUT (a directory: reuse one to extend a campaign;
+# its table counts every session in it) and FIRST (the first session's seed,
+# default 1: FIRST=11 with the same OUT adds sessions 11..N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
@@ -18,7 +20,9 @@ args=("$@")
 bin=$PWD/build/harness/twinbench
 [[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
 export TWINBENCH_THREADS=${TWINBENCH_THREADS:-1}
-out=$(mktemp -d /tmp/twinbench-campaign-XXXXXX)
+out=${OUT:-$(mktemp -d /tmp/twinbench-campaign-XXXXXX)}
+mkdir -p "$out"
+echo "campaign: writing to $out" >&2
 for kind in ${KINDS:-aa step:5 step:10}; do
   b=$bin
   if [[ $kind != aa ]]; then
@@ -26,7 +30,7 @@ for kind in ${KINDS:-aa step:5 step:10}; do
     printf '#!/bin/sh\nTWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
     chmod +x "$b"
   fi
-  for i in $(seq 1 "$n"); do
+  for i in $(seq "${FIRST:-1}" "$n"); do
     "$bin" ab --a "$bin" --b "$b" --db "$out/campaign.db" --seed "$i" --json "${args[@]}" \
       > "$out/$kind-$i.json" 2> "$out/$kind-$i.log" || true
     echo "campaign: $kind $i/$n: $(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); \

@@ -3,6 +3,7 @@
 
 #include <ATen/record_function.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -28,7 +29,10 @@ struct Collector {
   std::mutex mutex;
   OpProfile profile;
 };
-Collector* active = nullptr;  // set between start() and stop()
+// Set between start() and stop(). Ops of a training step are dispatched on the
+// trainer's thread, the one that also stops the profile, so no callback still holds
+// the collector when stop() frees it.
+std::atomic<Collector*> active{nullptr};
 
 thread_local std::vector<Frame> frames;
 thread_local std::vector<std::string> phases;  // innermost last
@@ -50,7 +54,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   frames.pop_back();
   const int64_t inclusive = now_ns() - frame.start_ns;
   if (!frames.empty()) frames.back().child_ns += inclusive;
-  Collector* c = active;
+  Collector* c = active.load();
   if (frame.phase) {
     if (c) {
       std::lock_guard<std::mutex> lock(c->mutex);
@@ -82,7 +86,7 @@ OpProfiler::~OpProfiler() {
 }
 
 void OpProfiler::start() {
-  if (running_ || active) throw std::logic_error("OpProfiler: one profile at a time");
+  if (running_ || active.load()) throw std::logic_error("OpProfiler: one profile at a time");
   active = new Collector();
   handle_ = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)
                                       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
@@ -94,8 +98,7 @@ OpProfile OpProfiler::stop() {
   if (!running_) return {};
   at::removeCallback(handle_);
   running_ = false;
-  Collector* c = active;
-  active = nullptr;
+  Collector* c = active.exchange(nullptr);
   OpProfile result = std::move(c->profile);
   delete c;
   frames.clear();
