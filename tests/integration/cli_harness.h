@@ -38,6 +38,9 @@ class CliHarness {
  public:
   explicit CliHarness(const std::string& suite)
       : dir_(std::filesystem::temp_directory_path() / ("twinbench_" + suite + "_" + std::to_string(::getpid()))) {
+    // Empty, always: a reused pid would otherwise find an earlier process's stores
+    // (seen: a provenance check read a stale run of the same group name).
+    std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
   const std::filesystem::path& dir() const { return dir_; }

@@ -54,20 +54,20 @@ TEST(Cli, PlanEveryCase) {
   EXPECT_NE(text.out.find("2 devices"), std::string::npos) << text.out;
 }
 
+// `args` exits 2 (bad input) with a message containing `named`, and prints nothing on stdout.
+void expect_bad_input(const std::string& args, const std::string& named) {
+  const auto r = twinbench(args);
+  EXPECT_EQ(r.code, 2) << args;
+  EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 TEST(Cli, BadInputExitsTwoNamingTheProblem) {
-  auto r = twinbench("plan --preset tiny model.layerz=2");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("model.layerz"), std::string::npos) << r.err;
-  r = twinbench("plan --preset tiny model.layers=two");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("model.layers: expected integer"), std::string::npos) << r.err;
-  r = twinbench("plan --case no_such_case");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("no such case file"), std::string::npos) << r.err;
-  r = twinbench("run --preset tiny --variant functional,jax train.steps=1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("unknown variant 'jax' (known: functional, module)"), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty());
+  expect_bad_input("plan --preset tiny model.layerz=2", "model.layerz");
+  expect_bad_input("plan --preset tiny model.layers=two", "model.layers: expected integer");
+  expect_bad_input("plan --case no_such_case", "no such case file");
+  expect_bad_input("run --preset tiny --variant functional,jax train.steps=1",
+                   "unknown variant 'jax' (known: functional, module)");
 }
 
 TEST(Cli, WeightsExportInspect) {
@@ -170,15 +170,9 @@ TEST(Cli, ProfileAccountsForTheWholeStep) {
 }
 
 TEST(Cli, ProfileRefusesWhatItCannotObserve) {
-  auto r = twinbench("profile --preset tiny train.steps=1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("train.steps"), std::string::npos) << r.err;
-  r = twinbench("profile --preset tiny --variants eager train.steps=3");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("its own process"), std::string::npos) << r.err;
-  r = twinbench("profile --preset tiny --variants nosuch train.steps=3");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  expect_bad_input("profile --preset tiny train.steps=1", "train.steps");
+  expect_bad_input("profile --preset tiny --variants eager train.steps=3", "its own process");
+  expect_bad_input("profile --preset tiny --variants nosuch train.steps=3", "nosuch");
 }
 
 }  // namespace

@@ -98,22 +98,18 @@ TEST(Runner, ProcessEnvironmentIsTunedAndRecorded) {
   ASSERT_EQ(run_with("", "unset"), 0);
   ASSERT_EQ(run_with("OMP_WAIT_POLICY=ACTIVE", "user"), 0);
   ASSERT_EQ(run_with("TWINBENCH_NO_ENV_TUNING=1", "off"), 0);
-  const auto policy = [&](const std::string& group) {
-    return query_text(db, "SELECT json_extract(provenance_json, '$.omp_wait_policy') FROM runs WHERE group_id='" +
+  const auto provenance = [&](const std::string& group, const std::string& key) {
+    return query_text(db, "SELECT json_extract(provenance_json, '$." + key + "') FROM runs WHERE group_id='" +
                               group + "'");
   };
-  EXPECT_EQ(policy("unset"), "PASSIVE");
-  EXPECT_EQ(policy("user"), "ACTIVE");
-  EXPECT_EQ(policy("off"), "");
+  EXPECT_EQ(provenance("unset", "omp_wait_policy"), "PASSIVE");
+  EXPECT_EQ(provenance("user", "omp_wait_policy"), "ACTIVE");
+  EXPECT_EQ(provenance("off", "omp_wait_policy"), "");
   EXPECT_NE(query_text(db, "SELECT provenance_json FROM runs LIMIT 1").find("\"openblas_coretype\""), std::string::npos);
   // Freed memory is kept in the process unless tuning is off (base/process_env.h).
-  const auto kept = [&](const std::string& group) {
-    return query_text(db, "SELECT json_extract(provenance_json, '$.malloc_keeps_freed') FROM runs WHERE group_id='" +
-                              group + "'");
-  };
-  EXPECT_EQ(kept("unset"), "1");
-  EXPECT_EQ(kept("user"), "1");
-  EXPECT_EQ(kept("off"), "0");
+  EXPECT_EQ(provenance("unset", "malloc_keeps_freed"), "1");
+  EXPECT_EQ(provenance("user", "malloc_keeps_freed"), "1");
+  EXPECT_EQ(provenance("off", "malloc_keeps_freed"), "0");
   const auto gemm = query_text(db, "SELECT json_extract(provenance_json, '$.gemm_backend') FROM runs LIMIT 1");
   EXPECT_TRUE(gemm == "onednn" || gemm == "aten") << gemm;
 }
