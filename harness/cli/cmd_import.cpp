@@ -31,13 +31,6 @@ struct ImportOpts {
   bool json = false;
 };
 
-// The flag, else the environment variable (CI checkouts are detached), else "".
-std::string label(const std::string& flag, const char* env) {
-  if (!flag.empty()) return flag;
-  const char* value = std::getenv(env);
-  return value ? value : "";
-}
-
 std::string outcome_name(store::ImportOutcome outcome) {
   switch (outcome) {
     case store::ImportOutcome::kAdded: return "added";
@@ -118,8 +111,8 @@ void run_import(const ImportOpts& o) {
   ingest::ImportOptions options;
   options.case_name = o.case_name;
   options.variant = o.variant;
-  options.branch = label(o.branch, "TWINBENCH_BRANCH");
-  options.commit = label(o.commit, "TWINBENCH_COMMIT");
+  options.branch = flag_or_env(o.branch, "TWINBENCH_BRANCH");
+  options.commit = flag_or_env(o.commit, "TWINBENCH_COMMIT");
   options.devices = o.devices;
   options.peak_tflops = o.peak_tflops;
   options.warmup_steps = o.warmup_steps;

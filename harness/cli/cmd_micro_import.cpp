@@ -26,13 +26,6 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// The flag, else the environment variable (CI checkouts are detached), else "".
-std::string label(const std::string& flag, const char* env) {
-  if (!flag.empty()) return flag;
-  const char* value = std::getenv(env);
-  return value ? value : "";
-}
-
 }  // namespace
 
 void add_import_micro_command(CLI::App& db, int& exit_code) {
@@ -54,8 +47,8 @@ void add_import_micro_command(CLI::App& db, int& exit_code) {
   cmd->add_option("--group", o->group, "run group of the imported runs (default: derived from each file and labels)");
   cmd->callback([o, &exit_code] {
     ingest::MicroImportOptions options;
-    options.branch = label(o->branch, "TWINBENCH_BRANCH");
-    options.commit = label(o->commit, "TWINBENCH_COMMIT");
+    options.branch = flag_or_env(o->branch, "TWINBENCH_BRANCH");
+    options.commit = flag_or_env(o->commit, "TWINBENCH_COMMIT");
     options.fallback_commit = build_info().git_commit;
     options.fallback_branch = build_info().git_branch;
     options.fallback_dirty = build_info().git_dirty;

@@ -60,14 +60,6 @@ void refresh_index(const std::string& dir, const std::vector<compare::RunView>& 
   reports::write_report_file(dir, "index.html", reports::index_html(all, pair, reports::report_files(dir)));
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 void add_report_command(CLI::App& app, int& exit_code) {

@@ -25,14 +25,6 @@ namespace twinbench::cli {
 
 namespace {
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // Options shared by run and matrix.
 struct ExecOpts {
   std::vector<std::string> overrides;

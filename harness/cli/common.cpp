@@ -1,6 +1,9 @@
 // Shared CLI pieces (see common.h).
 #include "harness/cli/common.h"
 
+#include <cstdlib>
+#include <sstream>
+
 #include "harness/metrics/catalogue.h"
 
 namespace twinbench::cli {
@@ -22,6 +25,20 @@ RunConfig load_case(const std::string& file, const std::vector<std::string>& ove
   RunConfig config = load_config(file, overrides, reduced);
   metrics::check_thresholds(config);
   return config;
+}
+
+std::string flag_or_env(const std::string& flag, const char* env) {
+  if (!flag.empty()) return flag;
+  const char* value = std::getenv(env);
+  return value ? value : "";
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 }  // namespace twinbench::cli

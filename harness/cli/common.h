@@ -33,6 +33,12 @@ RunConfig resolve(const ModelSelection& selection);
 // A case file with overrides, its [thresholds] checked against the metric catalogue.
 RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced = false);
 
+// The flag, else the environment variable (CI checkouts are detached), else "".
+std::string flag_or_env(const std::string& flag, const char* env);
+
+// "a,,b" -> {"a", "b"}: the comma lists of --cases, --variants and the like.
+std::vector<std::string> split_commas(const std::string& s);
+
 // Every subcommand registers itself here; `exit_code` receives its result.
 void add_plan_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);

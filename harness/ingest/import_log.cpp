@@ -20,7 +20,7 @@ namespace twinbench::ingest {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 constexpr size_t kMaxSkipNotes = 20;  // in the provenance; the parser keeps up to kMaxSkipMessages
 
@@ -164,10 +164,10 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
 // The flat provenance object: twinbench's import keys, then the log's own
 // keys (config dump aside). A log key that clashes with one of ours is kept
 // as "log.<key>".
-Json provenance_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int world_size,
+OrderedJson provenance_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int world_size,
                    const std::optional<double>& peak_tflops, int64_t warmup_steps, const std::string& branch,
                    const std::string& commit, const std::string& device) {
-  Json j = Json::object();
+  OrderedJson j = OrderedJson::object();
   j["source"] = "import";
   j["import.format"] = log.format;
   j["import.file"] = std::filesystem::path(path).filename().string();
@@ -178,7 +178,7 @@ Json provenance_of(const ParsedLog& log, const std::string& path, const ImportOp
   j["import.warmup_steps"] = warmup_steps;
   j["import.skipped"] = log.skipped_count;
   if (!log.skipped.empty()) {
-    Json notes = Json::array();
+    OrderedJson notes = OrderedJson::array();
     for (size_t i = 0; i < log.skipped.size() && i < kMaxSkipNotes; ++i) notes.push_back(log.skipped[i]);
     j["import.skip_notes"] = notes;
   }
@@ -199,8 +199,8 @@ Json provenance_of(const ParsedLog& log, const std::string& path, const ImportOp
 }
 
 // The import settings and the tool's configuration dump ("<format>.<key>").
-Json config_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int64_t warmup_steps) {
-  Json j = Json::object();
+OrderedJson config_of(const ParsedLog& log, const std::string& path, const ImportOptions& o, int64_t warmup_steps) {
+  OrderedJson j = OrderedJson::object();
   j["case"] = o.case_name;
   j["import.format"] = log.format;
   j["import.file"] = std::filesystem::path(path).filename().string();
@@ -256,10 +256,10 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
   r.git_commit = o.commit.empty() ? provenance_text(log, {"git_commit"}) : o.commit;
   r.device_name = provenance_text(log, {"device", "device_name"});
   r.world_size = world_size;
-  r.config_json = config_of(log, path, o, out.warmup_steps).dump(-1, ' ', false, Json::error_handler_t::replace);
+  r.config_json = config_of(log, path, o, out.warmup_steps).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
   r.provenance_json = provenance_of(log, path, o, world_size, peak, out.warmup_steps, r.git_branch, r.git_commit,
                                     r.device_name)
-                          .dump(-1, ' ', false, Json::error_handler_t::replace);
+                          .dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
   return out;
 }
 

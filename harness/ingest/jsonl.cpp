@@ -19,7 +19,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kExpected = R"({"step": 0, "loss": 10.87, "step_time_s": 0.23, "tokens": 2048})";
+constexpr const char* kJsonlExpected = R"({"step": 0, "loss": 10.87, "step_time_s": 0.23, "tokens": 2048})";
 constexpr size_t kMaxUnknownKeys = 64;
 constexpr int kMaxConfigDepth = 4;
 
@@ -110,15 +110,15 @@ class JsonlParser {
     }
     if (unknown_overflow_ > 0)
       b_.note(fmt::format("{} more unknown keys ignored (not listed)", unknown_overflow_));
-    return b_.finish(lines, bytes, sha256, kExpected);
+    return b_.finish(lines, bytes, sha256, kJsonlExpected);
   }
 
  private:
-  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("one JSON object per line like ") + kExpected); }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("one JSON object per line like ") + kJsonlExpected); }
 
   [[noreturn]] void bad_field(const std::string& key, const std::string& what) {
     b_.fail(line_->number, fmt::format("\"{}\" {}; expected one JSON object per line like {}", key,
-                                       what, kExpected));
+                                       what, kJsonlExpected));
   }
 
   void unknown(const std::string& key) {

@@ -15,7 +15,7 @@ namespace twinbench::ingest {
 
 namespace {
 
-constexpr const char* kExpected =
+constexpr const char* kMaxTextExpected =
     "completed step: N, seconds: S, TFLOP/s/device: F, Tokens/s/device: T, total_weights: W, "
     "loss: L";
 
@@ -139,11 +139,11 @@ class MaxTextParser {
       log.memory_pct = last_pct_;
       log.memory_total_bytes = last_capacity_;
     }
-    return b_.finish(lines, bytes, sha256, kExpected);
+    return b_.finish(lines, bytes, sha256, kMaxTextExpected);
   }
 
  private:
-  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kExpected + "`"); }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kMaxTextExpected + "`"); }
 
   bool truncated_record() { return b_.truncated_record(*line_); }
 

@@ -16,7 +16,7 @@ namespace twinbench::ingest {
 
 namespace {
 
-constexpr const char* kExpected = "step:N/M train_loss:L train_time:Tms step_avg:Ams";
+constexpr const char* kNanogptExpected = "step:N/M train_loss:L train_time:Tms step_avg:Ams";
 constexpr size_t kMaxConfigKeys = 64;
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -102,12 +102,12 @@ class NanoGptParser {
     if (log.memory_bytes && log.memory_total_bytes && *log.memory_total_bytes > 0)
       log.memory_pct = 100.0 * *log.memory_bytes / *log.memory_total_bytes;
     if (dropped > 0) b_.note(fmt::format("{} tokens over 4 KiB skipped (not records)", dropped));
-    return b_.finish(lines, bytes, sha256, kExpected);
+    return b_.finish(lines, bytes, sha256, kNanogptExpected);
   }
 
  private:
   [[noreturn]] void bad(const Token& token, const std::string& problem) {
-    b_.fail(token.line, problem + "; expected `" + kExpected + "` or `step:N/M val_loss:V ...`",
+    b_.fail(token.line, problem + "; expected `" + kNanogptExpected + "` or `step:N/M val_loss:V ...`",
             token.column);
   }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "harness/base/strings.h"
+
 namespace twinbench::ingest {
 
 // `text` without ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ...
@@ -50,12 +52,6 @@ std::optional<double> unit_bytes(std::string_view unit);
 std::string clean_text(std::string_view text, size_t max_bytes);
 
 std::string_view trim(std::string_view text);
-inline bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-inline bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace twinbench::ingest

@@ -14,7 +14,7 @@ namespace twinbench::ingest {
 
 namespace {
 
-constexpr const char* kExpected =
+constexpr const char* kTorchtitanExpected =
     "step: N  loss: L  grad_norm: G  memory: M GiB(P%)  tps: T  tflops: F  mfu: U%";
 
 // "key: value" pairs of a torchtitan record: "step:  1  loss:  8.1661 ...".
@@ -90,11 +90,11 @@ class TorchTitanParser {
       b_.note(fmt::format("{} record lines of other ranks ({}) ignored: rank {} is read", other_rank_records_,
                           ranks, *rank_));
     }
-    return b_.finish(lines, bytes, sha256, kExpected);
+    return b_.finish(lines, bytes, sha256, kTorchtitanExpected);
   }
 
  private:
-  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kExpected + "`"); }
+  void bad_record(const std::string& problem) { b_.bad_record(*line_, problem, std::string("`") + kTorchtitanExpected + "`"); }
 
   bool truncated_record() { return b_.truncated_record(*line_); }
 

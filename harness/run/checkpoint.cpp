@@ -3,14 +3,13 @@
 
 #include <fmt/format.h>
 
+#include "harness/base/strings.h"
 #include "models/weights/safetensors.h"
 
 namespace twinbench {
 
 namespace {
 constexpr const char* kFormat = "twinbench-checkpoint-1";
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Variant& variant, const Optimizer& optimizer,

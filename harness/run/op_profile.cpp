@@ -9,6 +9,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "harness/base/strings.h"
+
 namespace twinbench {
 
 namespace {
@@ -70,8 +72,6 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   total.self_seconds += (inclusive - frame.child_ns) * 1e-9;
   ++total.calls;
 }
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool one_of(const std::string& op, std::initializer_list<const char*> names) {
   for (const char* n : names)

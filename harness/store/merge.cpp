@@ -28,8 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kBusyTimeoutMs = 10'000;
-
 // The columns copied, in the order of the SELECTs and INSERTs below. They are
 // those of the latest schema: older sources are migrated before being read.
 constexpr std::string_view kSelectSourceRuns =
@@ -37,8 +35,8 @@ constexpr std::string_view kSelectSourceRuns =
     " started_at, finished_at, host, pid, config_json, provenance_json,"
     " git_commit, git_branch, device_name, world_size FROM runs"
     " ORDER BY started_at, rowid";
-constexpr int kRunColumns = 17;
-constexpr std::string_view kInsertRun =
+constexpr int kRunColumnCount = 17;
+constexpr std::string_view kCopyRun =
     "INSERT INTO runs (run_id, group_id, case_name, variant, repeat_index, status,"
     " reason, started_at, finished_at, host, pid, config_json, provenance_json,"
     " git_commit, git_branch, device_name, world_size)"
@@ -48,8 +46,8 @@ constexpr std::string_view kInsertRun =
 constexpr std::string_view kSelectSourceSteps =
     "SELECT run_id, step, loss, step_time_s, tokens, is_warmup, is_eval, is_checkpoint,"
     " eval_loss, is_stall FROM steps WHERE run_id = ?1 ORDER BY step";
-constexpr int kStepColumns = 10;
-constexpr std::string_view kInsertStep =
+constexpr int kStepColumnCount = 10;
+constexpr std::string_view kCopyStep =
     "INSERT INTO steps (run_id, step, loss, step_time_s, tokens, is_warmup, is_eval,"
     " is_checkpoint, eval_loss, is_stall) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
@@ -127,7 +125,7 @@ Connection open_read_only(const std::string& path) {
     Source{path, raw}.fail("open (read-only)", rc);
   }
   sqlite3_extended_result_codes(raw, 1);
-  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  sqlite3_busy_timeout(raw, sqlite::kDefaultBusyTimeoutMs);
   return db;
 }
 
@@ -179,7 +177,7 @@ int check_source(const std::string& path, const std::string& destination) {
 // Copies an older source into `copy_path` with SQLite's online backup (one
 // consistent snapshot, read-only on the source) and migrates the copy.
 void migrate_copy(const Source& source, const std::string& copy_path) {
-  sqlite::Db copy(copy_path, kBusyTimeoutMs);
+  sqlite::Db copy(copy_path, sqlite::kDefaultBusyTimeoutMs);
   sqlite3_backup* backup = sqlite3_backup_init(copy.handle(), "main", source.db, "main");
   if (!backup) copy.fail(fmt::format("copy {} for migration", source.path), sqlite3_errcode(copy.handle()));
   sqlite3_backup_step(backup, -1);
@@ -225,8 +223,8 @@ void merge_one(sqlite::Db& dest, const Source& source, MergeStats& stats) {
     source.fail(doing, "the file's schema changed while merging; try again");
 
   sqlite::Transaction tx(dest, doing);
-  auto insert_run = prepare_dest(dest, kInsertRun, doing);
-  auto insert_step = prepare_dest(dest, kInsertStep, doing);
+  auto insert_run = prepare_dest(dest, kCopyRun, doing);
+  auto insert_step = prepare_dest(dest, kCopyStep, doing);
   auto insert_metric = prepare_dest(dest, kInsertMetric, doing);
   auto insert_calibration = prepare_dest(dest, kInsertCalibration, doing);
 
@@ -253,13 +251,13 @@ void merge_one(sqlite::Db& dest, const Source& source, MergeStats& stats) {
     const auto* id = reinterpret_cast<const char*>(sqlite3_column_text(runs.get(), 0));
     run_id = id ? id : "";
     const std::string what = fmt::format("{} (run {})", doing, run_id);
-    bind_row(dest, insert_run.get(), runs.get(), kRunColumns, what);
+    bind_row(dest, insert_run.get(), runs.get(), kRunColumnCount, what);
     if (run_insert(dest, insert_run.get(), what) == 0) {
       ++stats.runs_skipped;  // already there: its steps and metrics too
       continue;
     }
     ++stats.runs_added;
-    stats.steps_added += copy_rows_of_run(steps.get(), insert_step.get(), kStepColumns, what);
+    stats.steps_added += copy_rows_of_run(steps.get(), insert_step.get(), kStepColumnCount, what);
     copy_rows_of_run(metrics.get(), insert_metric.get(), kMetricColumns, what);
   }
 
@@ -285,7 +283,7 @@ MergeStats merge_databases(const std::vector<std::string>& sources,
 
   // As Store opens a file: refuse a newer schema before writing, then WAL,
   // foreign keys, and migrate an older destination forward.
-  sqlite::Db dest(destination, kBusyTimeoutMs);
+  sqlite::Db dest(destination, sqlite::kDefaultBusyTimeoutMs);
   const int dest_version = check_schema(dest);
   dest.enable_wal();
   dest.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",

@@ -14,6 +14,10 @@ struct sqlite3_stmt;
 
 namespace twinbench::store::sqlite {
 
+// How long a write waits for another writer's lock by default (store.cpp lets
+// $TWINBENCH_BUSY_TIMEOUT_MS change it for the stores it opens).
+inline constexpr int kDefaultBusyTimeoutMs = 10'000;
+
 // One connection, opened read-write (the file is created when missing) with a
 // busy timeout, so that writers from other processes are waited for.
 class Db {

@@ -28,17 +28,15 @@ namespace twinbench::store {
 
 namespace {
 
-constexpr int kBusyTimeoutMs = 10'000;
-
 // How long a write waits for another writer's lock before failing with
 // "database is locked": $TWINBENCH_BUSY_TIMEOUT_MS (tests, slow shared disks),
-// else kBusyTimeoutMs.
+// else sqlite::kDefaultBusyTimeoutMs.
 int busy_timeout_ms() {
   const char* env = std::getenv("TWINBENCH_BUSY_TIMEOUT_MS");
-  if (!env || !*env) return kBusyTimeoutMs;
+  if (!env || !*env) return sqlite::kDefaultBusyTimeoutMs;
   char* end = nullptr;
   const long value = std::strtol(env, &end, 10);
-  return (*end == '\0' && value > 0 && value <= INT_MAX) ? static_cast<int>(value) : kBusyTimeoutMs;
+  return (*end == '\0' && value > 0 && value <= INT_MAX) ? static_cast<int>(value) : sqlite::kDefaultBusyTimeoutMs;
 }
 
 // The columns read_run() expects, in its order.

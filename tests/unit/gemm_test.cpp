@@ -11,7 +11,7 @@
 namespace twinbench {
 namespace {
 
-double relative_diff(const torch::Tensor& a, const torch::Tensor& b) {
+double diff_to_reference(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a - b).norm() / b.norm().clamp_min(1e-30)).item<double>();
 }
 
@@ -27,12 +27,12 @@ void expect_like_aten(const torch::Tensor& a_leaf, const torch::Tensor& b_leaf,
   ASSERT_TRUE(fast.has_value());
   const auto ref = torch::matmul(a_view(a2), b_view(b2));
   EXPECT_EQ(fast->sizes(), ref.sizes());
-  EXPECT_LE(relative_diff(*fast, ref), 1e-6);
+  EXPECT_LE(diff_to_reference(*fast, ref), 1e-6);
   const auto g = torch::randn_like(ref);
   fast->backward(g);
   ref.backward(g);
-  EXPECT_LE(relative_diff(a1.grad(), a2.grad()), 1e-6);
-  EXPECT_LE(relative_diff(b1.grad(), b2.grad()), 1e-6);
+  EXPECT_LE(diff_to_reference(a1.grad(), a2.grad()), 1e-6);
+  EXPECT_LE(diff_to_reference(b1.grad(), b2.grad()), 1e-6);
 }
 
 class OneDnnGemm : public ::testing::Test {

@@ -19,15 +19,12 @@
 #include "harness/metrics/run_metrics.h"
 #include "harness/store/export.h"
 #include "harness/store/store.h"
+#include "ingest_fixture.h"
 
 namespace twinbench::ingest {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string fixture(const std::string& name) {
-  return std::string(TWINBENCH_SOURCE_DIR) + "/tests/data/ingest/" + name;
-}
 
 ImportOptions options(const std::string& variant) {
   ImportOptions o;
@@ -37,7 +34,7 @@ ImportOptions options(const std::string& variant) {
 }
 
 ImportedRun import_fixture(const std::string& name, const std::string& variant = "linen") {
-  return build_imported_run(parse_log_file(fixture(name), "auto"), fixture(name), options(variant));
+  return build_imported_run(parse_log_file(testing::ingest_fixture(name), "auto"), testing::ingest_fixture(name), options(variant));
 }
 
 std::optional<double> metric(const ImportedRun& run, const std::string& name) {
@@ -159,7 +156,7 @@ TEST(IngestImport, TorchtitanMfuFromTheLogsPeakOrTheOption) {
   ImportOptions o = options("module");
   o.peak_tflops = 500;
   const ImportedRun given =
-      build_imported_run(parse_log_file(fixture("torchtitan_llama3_debug.log"), "torchtitan"), "t.log", o);
+      build_imported_run(parse_log_file(testing::ingest_fixture("torchtitan_llama3_debug.log"), "torchtitan"), "t.log", o);
   EXPECT_NEAR(*metric(given, "mfu"), tflops / 500.0, 1e-9);
   EXPECT_EQ(nlohmann::json::parse(given.run.provenance_json)["peak_tflops"], 500.0);
   EXPECT_NEAR(*metric(run, "memory_pct"), 3.14, 1e-9);
@@ -177,7 +174,7 @@ TEST(IngestImport, NanLossMeansDivergedWithTheLine) {
 }
 
 TEST(IngestImport, BadOptionsAreRejected) {
-  const ParsedLog log = parse_log_file(fixture("run_steps.jsonl"), "jsonl");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("run_steps.jsonl"), "jsonl");
   ImportOptions o = options("");
   EXPECT_THROW(build_imported_run(log, "x", o), std::invalid_argument);
   o = options("v");

@@ -19,6 +19,7 @@
 #include "harness/ingest/parse.h"
 #include "harness/ingest/sha256.h"
 #include "harness/ingest/text.h"
+#include "ingest_fixture.h"
 
 #ifndef TWINBENCH_SOURCE_DIR
 #define TWINBENCH_SOURCE_DIR "/work/main"
@@ -26,10 +27,6 @@
 
 namespace twinbench::ingest {
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(TWINBENCH_SOURCE_DIR) + "/tests/data/ingest/" + name;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -78,7 +75,7 @@ TEST(IngestSha256, KnownDigests) {
 }
 
 TEST(IngestSha256, ParsedLogHashesTheWholeContent) {
-  const std::string path = fixture("maxtext_linen.log");
+  const std::string path = testing::ingest_fixture("maxtext_linen.log");
   EXPECT_EQ(parse_log_file(path, "maxtext").sha256, sha256_hex(read_file(path)));
   EXPECT_EQ(parse_log_file(path, "auto").sha256, sha256_hex(read_file(path)));
 }
@@ -86,8 +83,8 @@ TEST(IngestSha256, ParsedLogHashesTheWholeContent) {
 // ---- maxtext ----------------------------------------------------------------------
 
 TEST(IngestMaxText, Seed000ReproducesMaxViewFigures) {
-  const ParsedLog linen = parse_log_file(fixture("maxtext_linen.log"), "maxtext");
-  const ParsedLog nnx = parse_log_file(fixture("maxtext_nnx.log"), "maxtext");
+  const ParsedLog linen = parse_log_file(testing::ingest_fixture("maxtext_linen.log"), "maxtext");
+  const ParsedLog nnx = parse_log_file(testing::ingest_fixture("maxtext_nnx.log"), "maxtext");
   const MaxViewFigures a = maxview_figures(linen), b = maxview_figures(nnx);
   EXPECT_EQ(fixed(a.final_loss, 3), "8.175");
   EXPECT_EQ(fixed(b.final_loss, 3), "8.174");
@@ -103,7 +100,7 @@ TEST(IngestMaxText, Seed000ReproducesMaxViewFigures) {
 }
 
 TEST(IngestMaxText, Seed000StepsAndProvenance) {
-  const ParsedLog log = parse_log_file(fixture("maxtext_linen.log"), "maxtext");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("maxtext_linen.log"), "maxtext");
   EXPECT_EQ(log.format, "maxtext");
   ASSERT_EQ(log.steps.size(), 10u);
   for (size_t i = 0; i < log.steps.size(); ++i) EXPECT_EQ(log.steps[i].step, static_cast<int64_t>(i));
@@ -124,7 +121,7 @@ TEST(IngestMaxText, Seed000StepsAndProvenance) {
 }
 
 TEST(IngestMaxText, Seed001TunixLlama8B) {
-  const ParsedLog log = parse_log_file(fixture("maxtext_llama31_8b_tunix.log"), "maxtext");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("maxtext_llama31_8b_tunix.log"), "maxtext");
   EXPECT_EQ(log.params, 8030261248);  // the model header, not a leaf's "Param( # 4,096"
   EXPECT_EQ(log.provenance.count("params_rounded"), 0u);
   ASSERT_EQ(log.steps.size(), 4u);
@@ -164,7 +161,7 @@ TEST(IngestMaxText, ProvenanceIsBounded) {
 }
 
 TEST(IngestMaxText, TwoRunsInOneFileNameBothLines) {
-  const std::string both = read_file(fixture("maxtext_linen.log")) + read_file(fixture("maxtext_nnx.log"));
+  const std::string both = read_file(testing::ingest_fixture("maxtext_linen.log")) + read_file(testing::ingest_fixture("maxtext_nnx.log"));
   const std::string error = error_of(both, "maxtext");
   EXPECT_NE(error.find("test.log:65: step 0 comes after step 9 of line 36"), std::string::npos) << error;
   EXPECT_NE(error.find("import each run from its own file"), std::string::npos) << error;
@@ -181,7 +178,7 @@ TEST(IngestMaxText, MalformedRecordNamesWhatWasExpected) {
 // ---- torchtitan -------------------------------------------------------------------
 
 TEST(IngestTorchTitan, DebugModelWithColoursRanksAndValidation) {
-  const ParsedLog log = parse_log_file(fixture("torchtitan_llama3_debug.log"), "torchtitan");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("torchtitan_llama3_debug.log"), "torchtitan");
   ASSERT_EQ(log.steps.size(), 8u);  // rank 0 only
   EXPECT_EQ(log.params, 6139136);
   const ParsedStep& first = log.steps[0];
@@ -210,7 +207,7 @@ TEST(IngestTorchTitan, DebugModelWithColoursRanksAndValidation) {
 }
 
 TEST(IngestTorchTitan, OlderFormatWithoutGradNormOrTflops) {
-  const ParsedLog log = parse_log_file(fixture("torchtitan_no_gradnorm.log"), "torchtitan");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("torchtitan_no_gradnorm.log"), "torchtitan");
   ASSERT_EQ(log.steps.size(), 4u);
   EXPECT_FALSE(log.steps[0].grad_norm.has_value());
   EXPECT_FALSE(log.steps[0].tflops_per_s.has_value());
@@ -223,7 +220,7 @@ TEST(IngestTorchTitan, OlderFormatWithoutGradNormOrTflops) {
 // ---- nanogpt ----------------------------------------------------------------------
 
 TEST(IngestNanoGpt, Seed004CollapsedLineWithScriptPrefix) {
-  const ParsedLog log = parse_log_file(fixture("nanogpt_seed004.log"), "nanogpt");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("nanogpt_seed004.log"), "nanogpt");
   EXPECT_EQ(log.lines, 1);  // the whole log is one line
   EXPECT_EQ(log.params, 17059912);
   ASSERT_EQ(log.steps.size(), 52u);  // steps 1..10, then every 200 up to 8400
@@ -284,7 +281,7 @@ TEST(IngestNanoGpt, RepeatedStepNamesBothColumns) {
 // ---- jsonl ------------------------------------------------------------------------
 
 TEST(IngestJsonl, FixtureStepsRunLineAndUnknownKeys) {
-  const ParsedLog log = parse_log_file(fixture("run_steps.jsonl"), "jsonl");
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("run_steps.jsonl"), "jsonl");
   ASSERT_EQ(log.steps.size(), 4u);
   EXPECT_EQ(log.params, 1104218112);
   EXPECT_DOUBLE_EQ(*log.memory_bytes, 123456789);
@@ -341,7 +338,7 @@ TEST(IngestDetect, EachFixtureIsRecognised) {
       {"torchtitan_llama3_debug.log", "torchtitan"}, {"torchtitan_no_gradnorm.log", "torchtitan"},
       {"nanogpt_seed004.log", "nanogpt"},         {"run_steps.jsonl", "jsonl"}};
   for (const auto& [file, format] : cases) {
-    const ParsedLog log = parse_log_file(fixture(file), "auto");
+    const ParsedLog log = parse_log_file(testing::ingest_fixture(file), "auto");
     EXPECT_EQ(log.format, format) << file;
     EXPECT_EQ(log.provenance.at("format_detection").rfind(std::string("auto: ") + format, 0), 0u) << file;
   }

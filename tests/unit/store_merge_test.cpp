@@ -27,6 +27,7 @@
 #include "harness/store/schema.h"
 #include "harness/store/store.h"
 #include "raw_db.h"
+#include "store_error_expect.h"
 
 namespace twinbench::store {
 namespace {
@@ -36,20 +37,8 @@ namespace fs = std::filesystem;
 using twinbench::testing::RawDb;
 using twinbench::testing::read_bytes;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// Expects `action` to throw StoreError with every one of `parts` in its message.
-void expect_store_error(const std::function<void()>& action,
-                        const std::vector<std::string>& parts) {
-  try {
-    action();
-    ADD_FAILURE() << "no StoreError";
-  } catch (const StoreError& e) {
-    for (const auto& part : parts) EXPECT_TRUE(contains(e.what(), part)) << e.what();
-  }
-}
+using testing::contains;
+using testing::expect_store_error;
 
 // Row counts of every table, e.g. "runs=5 steps=17 run_metrics=9 calibrations=1".
 std::string counts(const std::string& path) {

@@ -25,6 +25,7 @@
 #include "harness/store/schema.h"
 #include "harness/store/store.h"
 #include "raw_db.h"
+#include "store_error_expect.h"
 
 namespace twinbench::store {
 namespace {
@@ -105,20 +106,8 @@ void expect_same_steps(const std::vector<StepRecord>& got, const std::vector<Ste
     ASSERT_TRUE(same_step(got[i], want[i])) << "first difference at step " << want[i].step;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// Expects `action` to throw StoreError with every one of `parts` in its message.
-void expect_store_error(const std::function<void()>& action,
-                        const std::vector<std::string>& parts) {
-  try {
-    action();
-    ADD_FAILURE() << "no StoreError";
-  } catch (const StoreError& e) {
-    for (const auto& part : parts) EXPECT_TRUE(contains(e.what(), part)) << e.what();
-  }
-}
+using testing::contains;
+using testing::expect_store_error;
 
 // Whether `text` fits `shape`: d a digit, x a lowercase hex digit, y one of
 // 8, 9, a, b; any other character stands for itself.

@@ -1,0 +1,15 @@
+// The prefix and suffix tests C++17's std::string lacks (C++20 has them as members).
+#pragma once
+
+#include <string_view>
+
+namespace twinbench {
+
+inline bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+inline bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace twinbench
