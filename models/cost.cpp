@@ -36,7 +36,7 @@ FlopBreakdown model_flops_per_step(const ModelConfig& c, int64_t batch, int64_t 
 }
 
 MemoryEstimate training_memory(const ModelConfig& c, int64_t batch, int64_t seq_len,
-                               int compute_bytes, int optimizer_states) {
+                               int compute_bytes, int optimizer_states, bool fused_attention) {
   // In double, saturated on the way back: absurd shapes (a batch of 2^62) must
   // give an estimate that does not fit, not one that wrapped around to "fits".
   const double params = static_cast<double>(param_count(c));
@@ -44,13 +44,16 @@ MemoryEstimate training_memory(const ModelConfig& c, int64_t batch, int64_t seq_
   m.weights = saturated_bytes(4 * params);
   m.gradients = saturated_bytes(4 * params);
   m.optimizer = saturated_bytes(4 * params * optimizer_states);
+  if (compute_bytes < 4) m.compute_weights = saturated_bytes(static_cast<double>(compute_bytes) * params);
   // Tensors autograd keeps per token and layer: norm inputs/outputs and residuals
   // (6d), q/k/v before and after RoPE plus the GQA-expanded k/v (5*H*hd + 3*KV*hd),
-  // attention probabilities (H*S), and the four SwiGLU intermediates (4*mlp).
+  // attention probabilities (H*S; none with a fused kernel), and the four SwiGLU
+  // intermediates (4*mlp).
   const double d = static_cast<double>(c.d_model), H = static_cast<double>(c.heads),
                KV = static_cast<double>(c.kv_heads), hd = static_cast<double>(c.head_dim),
                S = static_cast<double>(seq_len);
-  const double per_token_layer = 6 * d + 5 * H * hd + 3 * KV * hd + H * S + 4 * static_cast<double>(c.mlp_dim);
+  const double probabilities = fused_attention ? 0.0 : H * S;
+  const double per_token_layer = 6 * d + 5 * H * hd + 3 * KV * hd + probabilities + 4 * static_cast<double>(c.mlp_dim);
   const double tokens = static_cast<double>(batch) * S;
   m.activations = saturated_bytes(tokens * static_cast<double>(c.layers) * per_token_layer * compute_bytes
                                   // logits and their log-softmax are kept in fp32

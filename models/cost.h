@@ -24,12 +24,16 @@ struct MemoryEstimate {
   int64_t weights = 0;      // fp32 master weights
   int64_t gradients = 0;    // fp32
   int64_t optimizer = 0;    // optimizer state (AdamW: 2 fp32 moments)
+  int64_t compute_weights = 0;  // bf16 mixed precision: the bf16 copies of the weights autocast casts
+                                // for the forward and autograd keeps for the backward
   int64_t activations = 0;  // saved for backward, incl. logits and log-softmax
-  int64_t total() const { return weights + gradients + optimizer + activations; }
+  int64_t total() const { return weights + gradients + optimizer + compute_weights + activations; }
 };
-// `compute_bytes` is 4 for fp32 and 2 for bf16 activations; `optimizer_states`
+// `compute_bytes` is 4 for fp32 and 2 for bf16 mixed precision; `optimizer_states`
 // is the number of fp32 tensors per parameter the optimizer keeps (AdamW 2, SGD 1).
+// `fused_attention`: attention runs as one fused kernel (SDPA flash/memory-efficient
+// on CUDA) that keeps no S x S probabilities for the backward.
 MemoryEstimate training_memory(const ModelConfig& config, int64_t batch, int64_t seq_len,
-                               int compute_bytes, int optimizer_states);
+                               int compute_bytes, int optimizer_states, bool fused_attention = false);
 
 }  // namespace twinbench

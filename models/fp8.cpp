@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/quant.h"
+#include "models/torch_compat.h"
+
 namespace twinbench::quant {
 
 namespace {
@@ -76,31 +79,36 @@ struct Fp8MatmulFunction : public torch::autograd::Function<Fp8MatmulFunction> {
     auto& hist_w = record ? site->amax_history_w : scratch_w;
     const auto sx = fp8_scale(fp8_scaling_amax(scaling, hist_x, site->length, abs_max(xc)), kE4m3Max);
     const auto sw = fp8_scale(fp8_scaling_amax(scaling, hist_w, site->length, abs_max(wc)), kE4m3Max);
-    const auto x8 = round_to_e4m3(xc * sx) / sx;  // [N, in], e4m3 values descaled
-    const auto w8 = round_to_e4m3(wc * sw) / sw;  // [in, out]
-    // Native fp8 would go here (LibTorch >= 2.1, CUDA with fp8 tensor cores): saturate-clamp
-    // x * sx and w * sw, cast them to at::kFloat8_e4m3fn and call at::_scaled_mm with the
-    // inverse scales, through a compat:: wrapper (its signature differs across 2.x releases),
-    // likewise kFloat8_e5m2 for the gradient in backward. Not implemented: this build is 1.13/CPU.
-    ctx->save_for_backward({x8, w8});
+    const auto xs = round_to_e4m3(xc * sx);  // [N, in], on the e4m3 grid (scaled)
+    const auto ws = round_to_e4m3(wc * sw);  // [in, out]
+    ctx->save_for_backward({xs, ws, sx, sw});
     ctx->saved_data["site"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(site));
     ctx->saved_data["delayed"] = scaling == Fp8Scaling::kDelayed;
-    return x8.mm(w8);  // [N, out]
+    if (native(Mode::kFp8, x.device()))  // fp8 tensor cores, where this shape has a kernel
+      if (auto y = compat::fp8_gemm(xs, false, ws, false, 1 / sx, 1 / sw)) return *y;
+    return (xs / sx).mm(ws / sw);  // [N, out]: the e4m3 values descaled, multiplied in fp32
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
-    const auto& x8 = saved[0];
-    const auto& w8 = saved[1];
+    const auto &xs = saved[0], &ws = saved[1], &sx = saved[2], &sw = saved[3];
     Fp8SiteState* site = site_from(ctx);
     const auto scaling = ctx->saved_data.at("delayed").toBool() ? Fp8Scaling::kDelayed : Fp8Scaling::kCurrent;
     const auto g = grad_outputs[0].to(torch::kFloat).contiguous();  // [N, out]
     const auto sg = fp8_scale(fp8_scaling_amax(scaling, site->amax_history_g, site->length, abs_max(g)), kE5m2Max);
-    const auto g8 = round_to_e5m2(g * sg) / sg;  // e5m2 values descaled
+    const auto gs = round_to_e5m2(g * sg);  // on the e5m2 grid (scaled)
+    const bool fp8_cores = native(Mode::kFp8, g.device());
+    // grad_x = g8 @ w8^T [N, in]; grad_w = x8^T @ g8 [in, out].
+    const auto product = [&](const torch::Tensor& a, bool a_e5m2, const torch::Tensor& sa, const torch::Tensor& b,
+                             bool b_e5m2, const torch::Tensor& sb) {
+      if (fp8_cores)
+        if (auto y = compat::fp8_gemm(a, a_e5m2, b, b_e5m2, 1 / sa, 1 / sb)) return *y;
+      return (a / sa).mm(b / sb);
+    };
     torch::Tensor grad_x, grad_w;
-    if (ctx->needs_input_grad(0)) grad_x = g8.mm(w8.t());  // [N, in]
-    if (ctx->needs_input_grad(1)) grad_w = x8.t().mm(g8);  // [in, out]
+    if (ctx->needs_input_grad(0)) grad_x = product(gs, true, sg, ws.t(), false, sw);
+    if (ctx->needs_input_grad(1)) grad_w = product(xs.t(), false, sx, gs, true, sg);
     return {grad_x, grad_w, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };

@@ -41,7 +41,7 @@ bool plain_matrix(const torch::Tensor& t) {
 bool supported(const torch::Tensor& a, const torch::Tensor& b) {
   if (!a.device().is_cpu() || !b.device().is_cpu() || a.scalar_type() != at::kFloat ||
       b.scalar_type() != at::kFloat || a.dim() != b.dim() || a.dim() < 2 || a.dim() > 4 ||
-      at::autocast::is_cpu_enabled())
+      compat::cpu_autocast_enabled())
     return false;
   const int64_t d = a.dim();
   for (int64_t i = 0; i < d - 2; ++i)

@@ -3,6 +3,9 @@
 
 #include <stdexcept>
 
+#include "models/cuda_runtime.h"
+#include "models/torch_compat.h"
+
 namespace twinbench::quant {
 
 namespace {
@@ -39,7 +42,45 @@ struct Int8SteFunction : public torch::autograd::Function<Int8SteFunction> {
   }
 };
 
+// The product xq @ wq of two int8-quantized operands (fp32 tensors holding
+// level * scale, per token [M, K] and per output channel [K, N]) with int32
+// accumulation through the device's int8 GEMM (compat::int8_gemm); the scales
+// are recovered exactly from the operands (their amax is 127 * scale). Backward
+// is the matmul's own, at the quantized operands, as in the emulated path.
+struct Int8GemmFunction : public torch::autograd::Function<Int8GemmFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& xq, const torch::Tensor& wq) {
+    ctx->save_for_backward({xq, wq});
+    const auto x2 = xq.reshape({-1, xq.size(-1)});
+    const auto sx = int8_scale(x2, 1), sw = int8_scale(wq, 0);
+    auto out_shape = xq.sizes().vec();
+    out_shape.back() = wq.size(1);
+    const auto product = compat::int8_gemm(int8_levels(x2, sx), int8_levels(wq, sw));
+    if (!product) return torch::matmul(xq, wq);  // this shape has no native kernel
+    return (product->to(torch::kFloat) * sx.scale * sw.scale).view(out_shape);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& g = grad_outputs[0];
+    const auto g2 = g.reshape({-1, g.size(-1)});
+    const auto x2 = saved[0].reshape({-1, saved[0].size(-1)});
+    return {g.matmul(saved[1].t()), x2.t().mm(g2)};
+  }
+};
+
 }  // namespace
+
+bool native(Mode mode, const torch::Device& device) {
+  if (mode == Mode::kNone || !device.is_cuda() || !compat::has_native_low_precision_gemm()) return false;
+  const int cc = cuda::compute_capability(device);
+  return mode == Mode::kInt8 ? cc >= 80 : cc >= 89;
+}
+
+std::string backend_name(const std::string& mode, const torch::Device& device) {
+  const Mode m = parse_mode(mode);
+  if (m == Mode::kNone) return "none";
+  return native(m, device) ? "native" : "emulated";
+}
 
 Mode parse_mode(const std::string& s) {
   if (s == "none") return Mode::kNone;
@@ -84,8 +125,7 @@ torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in
     case Mode::kInt8: {
       const auto xq = Int8SteFunction::apply(x.to(torch::kFloat), int64_t{-1});        // per token
       const auto wq = Int8SteFunction::apply(w_in_out.to(torch::kFloat), int64_t{0});  // per output channel
-      // A real int8 GEMM (int32 accumulation) would replace this fp32 matmul where the build has
-      // one for the device (LibTorch 2.x on CUDA: torch::_int_mm), behind a compat:: wrapper.
+      if (native(Mode::kInt8, x.device())) return Int8GemmFunction::apply(xq, wq);    // int32 accumulation
       return torch::matmul(xq, wq);
     }
     case Mode::kFp8:

@@ -35,6 +35,16 @@ struct QuantContext {
 //    (what y = q(x) @ q(W) with q's Jacobian replaced by the identity gives; AQT's convention).
 //  - kFp8: fp8_matmul (fp8.h) with ctx.fp8's scaling; std::invalid_argument without ctx.fp8.
 // The result is fp32 for int8/fp8 (computed in fp32 whatever x's dtype); kNone keeps torch's.
+// Whether quantized matmuls of `mode` run on native low-precision kernels on
+// `device`: CUDA with LibTorch >= 2.4, int8 through at::_int_mm (int32
+// accumulation; compute capability >= 8.0), fp8 through at::_scaled_mm (>= 8.9).
+// Elsewhere, and for a site whose shape the kernel does not take, they are
+// emulated (fp32 products of exactly representable values). Native and emulated
+// agree up to the order of the fp32 accumulation.
+bool native(Mode mode, const torch::Device& device);
+// What provenance records as quant_backend: "none", "native" or "emulated".
+std::string backend_name(const std::string& mode, const torch::Device& device);
+
 // The context a model uses for its config's quant.mode / quant.fp8_scaling; `fp8`
 // is the caller-owned scaling state (the functional variant passes it explicitly,
 // the module owns it), configured here for the chosen scaling.
