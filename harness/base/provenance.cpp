@@ -84,6 +84,16 @@ std::string provenance_json(const Provenance& p) {
   j["oversubscribed"] = p.oversubscribed;
   j["quant_backend"] = p.quant_backend;
   j["gemm_backend"] = p.gemm_backend;
+  if (!p.gpu_name.empty()) {
+    j["gpu_name"] = p.gpu_name;
+    j["gpu_compute_capability"] = p.gpu_compute_capability;
+    j["gpu_sm_count"] = p.gpu_sm_count;
+    j["gpu_memory_bytes"] = p.gpu_memory_bytes;
+    j["gpu_driver"] = p.gpu_driver;
+    j["cuda_runtime"] = p.cuda_runtime;
+    j["cudnn_version"] = p.cudnn_version;
+    j["nccl_version"] = p.nccl_version;
+  }
   return j.dump();
 }
 

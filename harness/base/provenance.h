@@ -24,9 +24,15 @@ struct Provenance {
   // Comparisons never judge the timings of an oversubscribed run.
   int host_cores = 0;
   bool oversubscribed = false;
-  // How quantized matmuls run: "none", or "emulated" (fp32 matmuls of exactly
-  // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
+  // How quantized matmuls run: "none"; "emulated" (fp32 matmuls of exactly
+  // int8/fp8-representable values, any device); "native" (CUDA: at::_int_mm for
+  // int8, at::_scaled_mm for fp8 on sm_89+, where a site's shape allows; models/quant.h).
   std::string quant_backend = "none";
+  // CUDA runs: the device's facts (models/cuda_runtime.h), part of the hardware
+  // fingerprint; empty on a CPU.
+  std::string gpu_name, gpu_compute_capability, gpu_driver, cuda_runtime, cudnn_version, nccl_version;
+  int gpu_sm_count = 0;
+  int64_t gpu_memory_bytes = 0;
   std::string gemm_backend;  // fp32 CPU matrix products: "onednn" or "aten" (models/onednn_gemm.h)
 };
 

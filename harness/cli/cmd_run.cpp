@@ -12,6 +12,7 @@
 
 #include "harness/cli/common.h"
 #include "harness/base/interrupt.h"
+#include "harness/run/device_choice.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
@@ -47,6 +48,7 @@ struct ExecOpts {
   bool no_progress = false;
   bool oversubscribe = false;  // run even when processes x threads exceed the cores (host_guard.h)
   std::string reference;       // the table's first column, the others' reference ("" = the first variant)
+  std::string device = "auto";  // --device (harness/run/device_choice.h)
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -58,6 +60,9 @@ std::vector<std::string> overrides_of(const ExecOpts& o) {
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("overrides", o.overrides, "config overrides key=value");
+  cmd->add_option("--device", o.device,
+                  "auto (default: a CUDA device when there is one and the case allows it, else the CPU), cpu, "
+                  "cuda or cuda:N; data-parallel workers take one CUDA device each");
   cmd->add_option("--variant,--variants", o.variants,
                   "implementation(s), comma-separated: functional, module, eager, or a case's [external.NAME]");
   cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
@@ -215,6 +220,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   // The host guard, before anything is stored or started: refused within a
   // second, naming the processes, threads and cores.
   if (o.world_size == 0) check_host(configs, at::get_num_threads(), o.oversubscribe);
+  check_device_request(o.device);
   install_interrupt_handlers();  // before a rendezvous that may take a while
   std::unique_ptr<dist::World> world;
   if (o.world_size > 0) {
@@ -226,6 +232,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     w.master_addr = o.master_addr;
     w.master_port = o.master_port > 0 ? o.master_port : 29500;
     w.timeout = std::chrono::seconds(static_cast<int64_t>(configs.front().dist.timeout_s));
+    w.device = worker_device(choose_device(o.device, configs.front()).device, o.rank);  // NCCL on CUDA, else Gloo
     world = join_world(w);
   }
   const bool writes_db = !o.no_db && (!world || world->rank() == 0);  // rank 0 alone writes
@@ -233,6 +240,8 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   std::optional<store::Store> db;
   RunnerOptions options;
   options.world = world.get();
+  options.device_request = o.device;
+  if (world) options.device = world->device();
   options.adopted_run_id = o.run_id;
   options.repeat_index = o.repeat_index;
   options.master_addr = o.master_addr;

@@ -75,6 +75,14 @@ std::vector<Metric> build() {
       {"peak_memory_bytes", "Peak memory", "{:.0f}", "B", D::kLowerIsBetter, J::kExact, 0.005, 0, "",
        kAll | kTrend, kMiB, "Peak tensor MiB", [](const M& m) { return some(m.peak_memory_bytes); },
        [](M& m, double v) { m.peak_memory_bytes = int64_t(v); }},
+      // CUDA: what the caching allocator held from the driver (tensors + cached blocks).
+      {"peak_reserved_bytes", "Reserved peak", "{:.0f}", "B", D::kLowerIsBetter, J::kNone, 0, 0, "",
+       kConsole | kJson | kWhenPresent, kMiB, "Reserved peak MiB", [](const M& m) { return some(m.peak_reserved_bytes); },
+       [](M& m, double v) { m.peak_reserved_bytes = int64_t(v); }},
+      // TFLOP/s above the calibrated peak: a measurement error, shown instead of MFU.
+      {"mfu_over_peak", "MFU error (>100%)", "{:.3f}", "", D::kLowerIsBetter, J::kNone, 0, 0, "",
+       kConsole | kJson | kWhenPresent, 1, "", [](const M& m) { return m.mfu_over_peak; },
+       [](M& m, double v) { m.mfu_over_peak = v; }},
       {"peak_rss_bytes", "Peak RSS", "{:.0f}", "B", D::kLowerIsBetter, J::kNone, 0, 0, "", kConsole, kMiB,
        "Peak RSS MiB", [](const M& m) { return some(m.peak_rss_bytes); },
        [](M& m, double v) { m.peak_rss_bytes = int64_t(v); }},

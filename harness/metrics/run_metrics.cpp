@@ -91,4 +91,16 @@ RunMetrics run_metrics(const TrainResult& r, int64_t params, double flops_per_st
   return m;
 }
 
+bool set_mfu(RunMetrics& m, double tflops, double peak_tflops) {
+  if (!(peak_tflops > 0) || !(tflops >= 0)) return true;
+  const double ratio = tflops / peak_tflops;
+  if (ratio > 1.0) {
+    m.mfu.reset();
+    m.mfu_over_peak = ratio;
+    return false;
+  }
+  m.mfu = ratio;
+  return true;
+}
+
 }  // namespace twinbench

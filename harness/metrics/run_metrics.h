@@ -55,7 +55,12 @@ struct RunMetrics {
   std::optional<int64_t> peak_memory_bytes;  // tensor bytes, exact (allocator-level)
   std::optional<double> memory_pct;          // peak as % of the device's capacity
   std::optional<int64_t> peak_rss_bytes;     // process peak RSS so far
+  std::optional<int64_t> peak_reserved_bytes;  // CUDA: the caching allocator's peak segments
   std::optional<double> mfu;                 // TFLOP/s / calibrated peak; empty without calibration
+  // TFLOP/s over the calibrated peak when that is above 1: the calibration
+  // measured less than the run achieved, a measurement error. MFU is then not
+  // given (set_mfu); this says by how much the peak was exceeded.
+  std::optional<double> mfu_over_peak;
   // Data parallel only (docs/metrics.md): the aggregate rates over all devices
   // and the gradient all-reduce's share of the step time.
   std::optional<double> tokens_per_s, tflops_per_s, comm_share;
@@ -68,5 +73,10 @@ struct RunMetrics {
 };
 
 RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);
+
+// MFU = tflops / peak_tflops into m.mfu; a ratio above 1 is a measurement error
+// (a calibration below what the run achieved), kept in m.mfu_over_peak instead
+// and never shown as MFU. Returns false in that case.
+bool set_mfu(RunMetrics& m, double tflops, double peak_tflops);
 
 }  // namespace twinbench

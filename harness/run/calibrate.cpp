@@ -1,37 +1,103 @@
 // Matmul peak measurement (see calibrate.h).
 #include "harness/run/calibrate.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 
+#include "harness/run/step_clock.h"
 #include "models/onednn_gemm.h"
+#include "models/quant.h"
+#include "models/torch_compat.h"
 
 namespace twinbench {
 
-MatmulPeak measure_matmul_peak(const std::string& dtype, const torch::Device& device) {
+namespace {
+
+// cuBLAS may use TF32 tensor cores for fp32 products only when allowed: on for
+// the `tf32` measurement, off otherwise (fp32 runs keep full fp32 products).
+class Tf32Scope {
+ public:
+  explicit Tf32Scope(bool allow) : previous_(at::globalContext().allowTF32CuBLAS()) {
+    at::globalContext().setAllowTF32CuBLAS(allow);
+  }
+  ~Tf32Scope() { at::globalContext().setAllowTF32CuBLAS(previous_); }
+  Tf32Scope(const Tf32Scope&) = delete;
+  Tf32Scope& operator=(const Tf32Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// The products of one n x n x n measurement, by backend name.
+std::vector<std::pair<std::string, std::function<void()>>> products(const std::string& dtype, int64_t n,
+                                                                    const torch::Device& device,
+                                                                    std::vector<torch::Tensor>& keep) {
+  const bool fp8 = dtype == "fp8";
   const auto type = dtype == "bf16" ? torch::kBFloat16 : torch::kFloat;
+  const auto opts = torch::TensorOptions().dtype(type).device(device);
+  // fp8: operands on the e4m3 grid (small integers are), scales of one.
+  const auto a = fp8 ? torch::randint(-8, 8, {n, n}, opts) : torch::randn({n, n}, opts);
+  const auto b = fp8 ? torch::randint(-8, 8, {n, n}, opts) : torch::randn({n, n}, opts);
+  auto out = torch::empty({n, n}, opts);
+  keep = {a, b, out};
+  std::vector<std::pair<std::string, std::function<void()>>> paths;
+  if (fp8) {
+    const auto one = torch::ones({}, torch::TensorOptions().device(device));
+    keep.push_back(one);
+    if (compat::fp8_gemm(a, false, b, false, one, one))
+      paths.emplace_back("scaled_mm", [a, b, one] { compat::fp8_gemm(a, false, b, false, one, one); });
+    return paths;
+  }
+  paths.emplace_back("aten", [a, b, out]() mutable { torch::mm_out(out, a, b); });
+  if (gemm::matmul(a, b, "calibrate")) paths.emplace_back("onednn", [a, b] { gemm::matmul(a, b, "calibrate"); });
+  return paths;
+}
+
+}  // namespace
+
+std::vector<std::string> calibration_dtypes(const torch::Device& device) {
+  if (!device.is_cuda()) return {"fp32", "bf16"};
+  std::vector<std::string> out{"bf16", "tf32", "fp32"};
+  if (quant::native(quant::Mode::kFp8, device)) out.emplace_back("fp8");
+  return out;
+}
+
+MatmulPeak measure_matmul_peak(const std::string& dtype, const torch::Device& device) {
+  if (dtype != "fp32" && dtype != "bf16" && dtype != "tf32" && dtype != "fp8")
+    throw std::invalid_argument(fmt::format("calibrate: unknown dtype '{}' (fp32, bf16, tf32, fp8)", dtype));
+  if ((dtype == "tf32" || dtype == "fp8") && !device.is_cuda())
+    throw std::invalid_argument(fmt::format("calibrate: {} is a GPU tensor-core path; {} has none", dtype, device.str()));
+  if (dtype == "fp8" && !quant::native(quant::Mode::kFp8, device))
+    throw std::invalid_argument(
+        fmt::format("calibrate: {} has no native fp8 matmul (needs compute capability 8.9+ and LibTorch 2.4+)",
+                    device.str()));
   torch::NoGradGuard no_grad;
+  const Tf32Scope tf32(dtype == "tf32");
   MatmulPeak best{dtype, 0, 0, 0, ""};
-  for (const int64_t n : {1024, 2048, 3072}) {
-    const auto opts = torch::TensorOptions().dtype(type).device(device);
-    const auto a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
-    auto out = torch::empty({n, n}, opts);
-    std::vector<std::pair<std::string, std::function<void()>>> paths = {
-        {"aten", [&] { torch::mm_out(out, a, b); }}};
-    if (gemm::matmul(a, b, "calibrate")) paths.emplace_back("onednn", [&] { gemm::matmul(a, b, "calibrate"); });
-    for (const auto& [backend, product] : paths) {
-      for (int i = 0; i < 2; ++i) product();  // warm-up: threads, packing buffers, primitives
-      if (device.is_cuda()) out.cpu();
-      const int iterations = n <= 1024 ? 20 : 5;
-      const auto start = std::chrono::steady_clock::now();
+  // A GPU reaches its peak only on large products (8192^3 is the usual anchor).
+  const std::vector<int64_t> sizes =
+      device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048, 3072};
+  StepClock clock(device);
+  for (const int64_t n : sizes) {
+    std::vector<torch::Tensor> keep;
+    for (const auto& [backend, product] : products(dtype, n, device, keep)) {
+      for (int i = 0; i < 2; ++i) product();  // warm-up: threads, packing buffers, primitives, cuBLAS heuristics
+      clock.start();
+      clock.wait();
+      clock.stop();
+      const int iterations = device.is_cuda() ? 20 : (n <= 1024 ? 20 : 5);
+      clock.start();
       for (int i = 0; i < iterations; ++i) product();
-      if (device.is_cuda()) out.sum().item<double>();  // synchronise
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations;
+      clock.wait();
+      const double seconds = clock.stop() / iterations;
       const double tflops = 2.0 * n * n * n / seconds / 1e12;
       if (tflops > best.tflops) best = {dtype, tflops, n, seconds, backend};
     }
   }
+  if (best.tflops <= 0) throw std::runtime_error(fmt::format("calibrate: no {} product ran on {}", dtype, device.str()));
   return best;
 }
 

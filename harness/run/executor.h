@@ -48,6 +48,10 @@ struct RunnerOptions {
   store::Store* store = nullptr;  // where runs go; nullptr = not stored
   std::string group_id;           // shared by every run of one invocation
   LabelOverrides labels;
+  // --device (device_choice.h): "auto", "cpu", "cuda" or "cuda:N"; the runner
+  // resolves it per case against requires.device into `device`, which is what
+  // the executors train on.
+  std::string device_request = "auto";
   torch::Device device = torch::kCPU;
   bool progress = true;
   // Data parallel (run/dist/). A config with dist.nproc > 1 is launched as that

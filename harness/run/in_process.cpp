@@ -11,10 +11,13 @@
 #include "harness/run/batches.h"
 #include "harness/run/dist/data_parallel.h"
 #include "harness/run/executor.h"
+#include "harness/run/device_choice.h"
 #include "harness/run/memory.h"
+#include "harness/run/out_of_memory.h"
 #include "harness/run/plan.h"
 #include "harness/run/progress.h"
 #include "harness/run/trainer.h"
+#include "models/cuda_runtime.h"
 #include "models/torch_compat.h"
 #include "models/weights/int8_export.h"
 #include "variants/registry.h"
@@ -162,6 +165,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
     m.peak_memory_bytes = memory::peak_bytes(o.device);
+    m.peak_reserved_bytes = memory::peak_reserved_bytes(o.device);
     m.peak_rss_bytes = memory::peak_rss_bytes();
     const store::MetricList metrics_extra =
         dp ? data_parallel_metrics(result, m, *o.world, *dp, *variant) : store::MetricList{};
@@ -169,7 +173,14 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
                    static_cast<double>(memory::device_capacity_bytes(o.device));
     if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
       const auto cal = o.store->latest_calibration(host_name(), record.device_name, config.train.dtype);
-      if (cal && cal->peak_tflops > 0) m.mfu = *m.tflops_per_s_per_device / device_peak(*cal, o.device);
+      if (cal && cal->peak_tflops > 0) {
+        const double peak = device_peak(*cal, o.device);
+        if (!set_mfu(m, *m.tflops_per_s_per_device, peak) && rank0)
+          std::cerr << fmt::format(
+              "twinbench: {}: {:.4g} TFLOP/s is {:.0f}% of the calibrated {} peak of {:.4g} TFLOP/s: a measurement "
+              "error (recalibrate with `twinbench calibrate`); MFU is not reported for this run\n",
+              label, *m.tflops_per_s_per_device, 100 * *m.mfu_over_peak, config.train.dtype, peak);
+      }
     }
     out.status = result.status;
     out.reason = result.reason;
@@ -188,6 +199,12 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
   } catch (const std::exception& e) {
     out.status = RunStatus::failed;
     out.reason = error_text(e);
+    // Out of memory is an outcome: say what was asked for and what the plan
+    // expected, and give a GPU's cached blocks back for the next case.
+    if (const auto oom = out_of_memory(e)) {
+      out.reason = out_of_memory_reason(*oom, o.device.str(), make_plan(config, 1, plan_target(o.device)));
+      if (o.device.is_cuda()) cuda::release_cached(o.device);
+    }
     const bool peer_failure = dynamic_cast<const dist::PeerError*>(&e) != nullptr;
     if (o.store && !(supervised && peer_failure)) {  // the launcher knows which rank failed
       // The store itself may be what failed (disk full, read-only, locked): the

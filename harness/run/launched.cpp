@@ -66,6 +66,7 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   if (!o.labels.branch.empty()) args.insert(args.end(), {"--branch", o.labels.branch});
   if (!o.labels.commit.empty()) args.insert(args.end(), {"--commit", o.labels.commit});
   if (!o.progress) args.emplace_back("--no-progress");
+  args.insert(args.end(), {"--device", o.device.is_cuda() ? "cuda" : "cpu"});  // each worker takes its own GPU
 
   dist::LaunchOptions launch;
   launch.nproc = nproc;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "models/cuda_runtime.h"
 #include "models/torch_compat.h"
 
 namespace twinbench::memory {
@@ -36,9 +37,9 @@ void release(void* data) {
   g_base->raw_deallocate(block);
 }
 
-class CountingCpuAllocator final : public c10::Allocator {
+class CountingCpuAllocator final : public compat::AllocatorBase {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate_block(size_t n) const override {
     if (n == 0) return {nullptr, nullptr, &release, c10::Device(c10::DeviceType::CPU)};
     auto* block = static_cast<char*>(g_base->raw_allocate(n + kHeader));
     *reinterpret_cast<size_t*>(block) = n;
@@ -62,25 +63,30 @@ void install_cpu_tracker() {
 bool cpu_tracker_installed() { return g_installed.load(); }
 
 int64_t live_bytes(const torch::Device& device) {
-  if (device.is_cuda()) return compat::cuda_memory_stats(device).live;
+  if (device.is_cuda()) return cuda::memory(device).allocated;
   return g_live.load(std::memory_order_relaxed);
 }
 
 int64_t peak_bytes(const torch::Device& device) {
-  if (device.is_cuda()) return compat::cuda_memory_stats(device).peak;
+  if (device.is_cuda()) return cuda::memory(device).peak_allocated;
   return g_peak.load(std::memory_order_relaxed);
 }
 
 void reset_peak(const torch::Device& device) {
   if (device.is_cuda()) {
-    compat::cuda_reset_peak(device);
+    cuda::reset_peak(device);
     return;
   }
   g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
+std::optional<int64_t> peak_reserved_bytes(const torch::Device& device) {
+  if (device.is_cuda()) return cuda::memory(device).peak_reserved;
+  return std::nullopt;
+}
+
 int64_t device_capacity_bytes(const torch::Device& device) {
-  if (device.is_cuda()) return compat::cuda_memory_stats(device).capacity;
+  if (device.is_cuda()) return cuda::memory(device).capacity;
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
 

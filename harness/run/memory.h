@@ -1,9 +1,10 @@
 // Exact tensor-memory accounting. On CPU an allocator wrapper installed for the
 // whole process counts every byte LibTorch allocates for tensors (live and peak);
-// on CUDA the caching allocator's own statistics are used. RSS is reported apart.
+// on CUDA the caching allocator's own statistics (models/cuda_runtime.h) are used. RSS is reported apart.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -18,6 +19,11 @@ bool cpu_tracker_installed();
 int64_t live_bytes(const torch::Device& device);
 int64_t peak_bytes(const torch::Device& device);
 void reset_peak(const torch::Device& device);
+
+// The most the device's caching allocator held from the driver (its segments:
+// tensors plus cached free blocks) since the last reset; nullopt on a CPU, whose
+// allocator caches nothing.
+std::optional<int64_t> peak_reserved_bytes(const torch::Device& device);
 
 // Capacity of the device: physical RAM for CPU, total memory for a GPU.
 int64_t device_capacity_bytes(const torch::Device& device);

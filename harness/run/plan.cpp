@@ -12,20 +12,41 @@ int64_t host_memory_bytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
 
-Plan make_plan(const RunConfig& c, int devices) {
+namespace {
+
+MemoryEstimate estimate(const RunConfig& c, int64_t batch, const PlanTarget& target) {
+  const int optimizer_states = c.train.optimizer == "sgd" ? 1 : 2;
+  return training_memory(c.model, batch, c.train.seq_len, c.train.dtype == "bf16" ? 2 : 4, optimizer_states,
+                         target.gpu);
+}
+
+}  // namespace
+
+Plan make_plan(const RunConfig& c, int devices, const PlanTarget& target) {
   Plan p;
+  p.target = target;
+  if (p.target.label.empty()) p.target.label = target.gpu ? "the GPU" : "this host";
   p.devices = devices;
   p.params = param_count(c.model);
   p.flops = model_flops_per_step(c.model, c.train.batch * c.train.grad_accum, c.train.seq_len);
   p.tokens_per_step = c.train.batch * c.train.seq_len * c.train.grad_accum * devices;
-  const int optimizer_states = c.train.optimizer == "sgd" ? 1 : 2;
-  p.memory = training_memory(c.model, c.train.batch, c.train.seq_len, c.train.dtype == "bf16" ? 2 : 4,
-                             optimizer_states);
+  p.memory = estimate(c, c.train.batch, target);
   p.required_bytes = c.needs.memory_gb > 0 ? static_cast<int64_t>(c.needs.memory_gb * (1LL << 30))
                                            : p.memory.total();
-  // Only the CPU is known here; CUDA capacity is checked by the runner on the device.
-  p.device_capacity_bytes = host_memory_bytes();
-  p.fits = c.needs.device != "cuda" && p.required_bytes <= p.device_capacity_bytes;
+  p.device_capacity_bytes = target.capacity_bytes > 0 ? target.capacity_bytes : host_memory_bytes();
+  const bool right_device = target.gpu || c.needs.device != "cuda";
+  p.fits = right_device && p.required_bytes <= p.device_capacity_bytes;
+  // Memory grows with the batch: the largest batch that fits, by bisection.
+  if (right_device && c.needs.memory_gb <= 0) {
+    const auto fits = [&](int64_t batch) { return estimate(c, batch, target).total() <= p.device_capacity_bytes; };
+    int64_t lo = 0, hi = 1;
+    while (hi < (int64_t{1} << 40) && fits(hi)) lo = hi, hi *= 2;
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    p.largest_batch = lo;
+  }
   return p;
 }
 
@@ -38,13 +59,18 @@ std::string plan_json(const RunConfig& c, const Plan& p) {
   j["tflops_per_step_per_device"] = p.flops.total() / 1e12;
   j["attention_flops_fraction"] = p.flops.attention_fraction();
   j["tokens_per_step"] = p.tokens_per_step;
+  j["dtype"] = c.train.dtype;
   j["memory_estimate_bytes"] = p.memory.total();
   j["memory_breakdown_bytes"] = {{"weights", p.memory.weights},
                                  {"gradients", p.memory.gradients},
                                  {"optimizer", p.memory.optimizer},
+                                 {"compute_weights", p.memory.compute_weights},
                                  {"activations", p.memory.activations}};
+  j["device"] = p.target.gpu ? "gpu" : "cpu";
+  j["device_label"] = p.target.label;
   j["device_capacity_bytes"] = p.device_capacity_bytes;
   j["fits"] = p.fits;
+  j["largest_batch_that_fits"] = p.largest_batch;
   return j.dump();
 }
 
@@ -57,9 +83,7 @@ std::string group_digits(int64_t value) {
   return value < 0 ? "-" + out : out;
 }
 
-namespace {
-std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1LL << 30)); }
-}  // namespace
+std::string gib_text(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1LL << 30)); }
 
 std::string plan_text(const RunConfig& c, const Plan& p) {
   const auto& m = c.model;
@@ -74,12 +98,18 @@ std::string plan_text(const RunConfig& c, const Plan& p) {
   out += fmt::format("  tokens/step             {}  (batch {} x seq {} x accum {} x {} device{})\n",
                      group_digits(p.tokens_per_step), c.train.batch, c.train.seq_len, c.train.grad_accum, p.devices,
                      p.devices == 1 ? "" : "s");
-  out += fmt::format("  memory estimate/device  {}  (weights {}, grads {}, optimizer {}, activations {})\n",
-                     gib(p.memory.total()), gib(p.memory.weights), gib(p.memory.gradients),
-                     gib(p.memory.optimizer), gib(p.memory.activations));
-  out += fmt::format("  fits this host          {}  (needs {} of {} RAM{})\n", p.fits ? "yes" : "no",
-                     gib(p.required_bytes), gib(p.device_capacity_bytes),
-                     c.needs.device == "cuda" ? "; case requires a CUDA device" : "");
+  const bool bf16 = p.memory.compute_weights > 0;
+  out += fmt::format("  memory estimate/device  {}  (weights {}, grads {}, optimizer {}{}, activations {}{})\n",
+                     gib_text(p.memory.total()), gib_text(p.memory.weights), gib_text(p.memory.gradients), gib_text(p.memory.optimizer),
+                     bf16 ? ", bf16 weight copies " + gib_text(p.memory.compute_weights) : std::string(),
+                     gib_text(p.memory.activations), p.target.gpu ? ", fused attention" : "");
+  const bool wrong_device = !p.target.gpu && c.needs.device == "cuda";
+  out += fmt::format("  fits {}: {}  (needs {} of {}{})\n", p.target.label, p.fits ? "yes" : "no",
+                     gib_text(p.required_bytes), gib_text(p.device_capacity_bytes),
+                     wrong_device ? "; case requires a CUDA device" : "");
+  if (!wrong_device && c.needs.memory_gb <= 0)
+    out += fmt::format("  largest batch that fits {}{}\n", p.largest_batch,
+                       p.largest_batch == 0 ? "  (not even batch 1)" : fmt::format("  (x {} tokens)", c.train.seq_len));
   return out;
 }
 

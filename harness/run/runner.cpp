@@ -4,19 +4,36 @@
 #include <fmt/format.h>
 
 #include "harness/base/interrupt.h"
+#include "harness/run/device_choice.h"
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/memory.h"
 #include "harness/run/plan.h"
 #include "models/onednn_gemm.h"
+#include "models/quant.h"
 #include "models/torch_compat.h"
 
 namespace twinbench {
 
 namespace {
 
-std::string device_name(const torch::Device& device) {
-  return device.is_cuda() ? compat::cuda_device_name(device) : cpu_name();
+// What the run records of its device: the CPU's model, or a GPU's facts (its
+// part of the hardware fingerprint).
+void describe_device(const torch::Device& device, Provenance& prov) {
+  if (!device.is_cuda()) {
+    prov.device_name = cpu_name();
+    return;
+  }
+  const cuda::DeviceFacts f = cuda::facts(device);
+  prov.device_name = f.name;
+  prov.gpu_name = f.name;
+  prov.gpu_compute_capability = f.compute_capability;
+  prov.gpu_sm_count = f.sm_count;
+  prov.gpu_memory_bytes = f.memory_bytes;
+  prov.gpu_driver = f.driver;
+  prov.cuda_runtime = f.runtime;
+  prov.cudnn_version = f.cudnn;
+  prov.nccl_version = f.nccl;
 }
 
 store::RunRecord run_record(const RunConfig& config, const std::string& variant_name, int repeat,
@@ -35,14 +52,20 @@ store::RunRecord run_record(const RunConfig& config, const std::string& variant_
   return record;
 }
 
-RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, int repeat, const RunnerOptions& o) {
+RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, int repeat,
+                   const RunnerOptions& options) {
   RunConfig config = config_in;
+  // The device of this case: --device against requires.device (device_choice.h).
+  // A launcher's worker was handed its own device already.
+  RunnerOptions o = options;
+  const DeviceChoice choice = o.world ? DeviceChoice{o.device, ""} : choose_device(o.device_request, config);
+  o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
   RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
-  prov.device_name = device_name(o.device);
+  describe_device(o.device, prov);
   // Launched workers share this process's cores out between them (host_guard.h).
   const HostLoad load = host_load(config, at::get_num_threads(), o.world != nullptr);
   const int threads = load.threads_per_process;
@@ -51,11 +74,13 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.oversubscribed = load.oversubscribed();  // allowed by --oversubscribe, else refused before
   prov.world_size = static_cast<int>(config.dist.nproc);
   if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
-  if (config.model.quant_mode != "none") prov.quant_backend = "emulated";
+  prov.quant_backend = quant::backend_name(config.model.quant_mode, o.device);
   prov.gemm_backend = gemm::backend();
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
 
-  if (const auto reason = skip_reason(config, load.processes); !reason.empty()) {
+  const std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
+                                                        : choice.skip_reason;
+  if (!reason.empty()) {
     out.status = RunStatus::skipped;
     out.reason = reason;
     if (o.store) out.run_id = o.store->record_skipped(record, reason);
@@ -68,17 +93,16 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 
-std::string skip_reason(const RunConfig& c, int processes) {
-  if (c.needs.device == "cuda" && !torch::cuda::is_available()) return "requires a CUDA device; none is available";
-  const Plan plan = make_plan(c, 1);
+std::string skip_reason(const RunConfig& c, int processes, const torch::Device& device) {
+  const Plan plan = make_plan(c, 1, plan_target(device));
   const auto gib = [](double bytes) { return bytes / double(1LL << 30); };
   const std::string breakdown =
       fmt::format("plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}", gib(plan.memory.weights),
                   gib(plan.memory.gradients), gib(plan.memory.optimizer), gib(plan.memory.activations));
-  if (processes <= 1 || c.needs.device == "cuda") {  // GPU workers each hold their own device
+  if (processes <= 1 || device.is_cuda()) {  // GPU workers each hold their own device
     if (!plan.fits)
-      return fmt::format("needs an estimated {:.1f} GiB ({}), this host has {:.1f} GiB", gib(plan.required_bytes),
-                         breakdown, gib(plan.device_capacity_bytes));
+      return fmt::format("needs an estimated {:.1f} GiB ({}), {} has {:.1f} GiB", gib(plan.required_bytes), breakdown,
+                         device.is_cuda() ? device.str() : "this host", gib(plan.device_capacity_bytes));
     return "";
   }
   // Launched workers all live in this host's memory: each needs the plan's

@@ -14,11 +14,12 @@
 
 namespace twinbench {
 
-// Why this case cannot run on this machine, or "" when it can: a CUDA
-// requirement, or memory. `processes` launched on this host each need the
-// plan's memory estimate plus a process's runtime; together they must fit
-// the host's RAM (one process: the estimate alone, as `twinbench plan` says).
-std::string skip_reason(const RunConfig& config, int processes = 1);
+// Why this case cannot run on `device`, or "" when it can: memory. On a GPU the
+// plan's estimate must fit the device; on the CPU `processes` launched on this
+// host each need the estimate plus a process's runtime, and together they must
+// fit the host's RAM (one process: the estimate alone, as `twinbench plan` says).
+// (A case's requires.device is settled before, by choose_device.)
+std::string skip_reason(const RunConfig& config, int processes = 1, const torch::Device& device = torch::kCPU);
 
 // Runs every config with every variant `repeats` times (in that nesting), stopping
 // early when a stop is requested (the interrupted run is stored as such).

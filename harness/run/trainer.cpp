@@ -16,6 +16,7 @@
 #include "harness/run/op_profile.h"
 #include "harness/run/optim/optimizer.h"
 #include "harness/run/slowdown.h"
+#include "harness/run/step_clock.h"
 #include "models/torch_compat.h"
 
 namespace twinbench {
@@ -23,13 +24,6 @@ namespace twinbench {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-void synchronize(const torch::Device& device) {
-#if defined(TWINBENCH_WITH_CUDA)
-  if (device.is_cuda()) torch::cuda::synchronize(device.index());
-#endif
-  (void)device;
-}
 
 bool every(int64_t period, int64_t step) { return period > 0 && (step + 1) % period == 0; }
 
@@ -79,8 +73,9 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   TrainResult result;
   int64_t forward_index = position.forward_index;
   StepSync* sync = hooks.sync;
+  StepClock clock(device);
   for (int64_t step = position.next_step; step < t.steps; ++step) {
-    const auto start = Clock::now();
+    clock.start();
     const double cpu_start = process_cpu_seconds();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
     optimizer->zero_grad();
@@ -125,14 +120,13 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       RECORD_USER_SCOPE(kPhaseOptimizer);
       optimizer->step();
     }
-    synchronize(device);
     // TWINBENCH_TEST_SLOW_OP=step:P (measurement campaigns, tests): P% more work per step.
-    slowdown::burn(std::chrono::duration<double>(Clock::now() - start).count());
+    slowdown::burn(clock.wait());
 
     StepRecord record;
     record.step = step;
     record.loss = loss_value;
-    record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    record.seconds = clock.stop();
     record.comm_seconds = comm_seconds;
     record.cpu_seconds = process_cpu_seconds() - cpu_start;
     record.tokens = t.batch * t.seq_len * t.grad_accum;

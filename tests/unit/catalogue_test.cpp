@@ -129,5 +129,30 @@ TEST(Thresholds, BeyondThresholdUsesRelativeAndAbsoluteParts) {
   EXPECT_TRUE(beyond_threshold(metric("params"), 100, 101));  // any change of an exact count
 }
 
+// MFU above 100% means the calibration measured less than the run achieved: a
+// measurement error, kept apart and never shown as MFU.
+TEST(Mfu, AboveOneHundredPercentIsAMeasurementError) {
+  RunMetrics m;
+  EXPECT_TRUE(set_mfu(m, 0.3, 0.4));
+  ASSERT_TRUE(m.mfu);
+  EXPECT_DOUBLE_EQ(*m.mfu, 0.75);
+  EXPECT_FALSE(m.mfu_over_peak);
+  RunMetrics over;
+  EXPECT_FALSE(set_mfu(over, 0.5, 0.4));
+  EXPECT_FALSE(over.mfu);
+  ASSERT_TRUE(over.mfu_over_peak);
+  EXPECT_DOUBLE_EQ(*over.mfu_over_peak, 1.25);
+  // Exactly the peak is still a result; no peak measured, nothing is said.
+  RunMetrics at_peak, uncalibrated;
+  EXPECT_TRUE(set_mfu(at_peak, 0.4, 0.4));
+  EXPECT_DOUBLE_EQ(*at_peak.mfu, 1.0);
+  EXPECT_TRUE(set_mfu(uncalibrated, 0.4, 0));
+  EXPECT_FALSE(uncalibrated.mfu);
+  EXPECT_FALSE(uncalibrated.mfu_over_peak);
+  // The catalogue shows the error under its own label, and only when present.
+  EXPECT_EQ(metric("mfu_over_peak").label, "MFU error (>100%)");
+  EXPECT_TRUE(metric("mfu_over_peak").shown(kWhenPresent));
+}
+
 }  // namespace
 }  // namespace twinbench::metrics

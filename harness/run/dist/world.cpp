@@ -7,6 +7,7 @@
 #define USE_C10D_GLOO
 #endif
 #include "harness/run/dist/world.h"
+#include "models/torch_compat.h"
 
 #include <fmt/format.h>
 
@@ -41,7 +42,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
 
 struct World::Impl {
   c10::intrusive_ptr<::c10d::Store> store;
-  c10::intrusive_ptr<::c10d::ProcessGroup> group;
+  c10::intrusive_ptr<compat::CollectiveBackend> group;
 
   template <typename MakeWork>
   void run(const char* what, MakeWork make_work) {
