@@ -75,7 +75,7 @@ World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>(
       throw RendezvousError(fmt::format("master port {} on {} is already in use; pick another with --master-port",
                                         o.master_port, o.master_addr));
     if (contains(message, "imed out") || contains(message, "timeout"))
-      throw PeerError(fmt::format("rendezvous at {} timed out after {} s: not all {} ranks joined (rank {} waited)",
+      throw PeerError(fmt::format("rendezvous at {} did not complete within {} s: not all {} ranks joined (rank {} waited)",
                                   where, o.timeout.count(), o.size, o.rank));
     throw RendezvousError(fmt::format("rendezvous at {} failed: {}", where, message));
   }
