@@ -48,7 +48,8 @@ log "plan: 06_1b largest per-device batch that fits: $largest"
 
 "$bin" matrix --cases '0[1-6]*' --device "$device" --repeats "$repeats" --db "$db" --no-progress \
   --group gpu-matrix "${size[@]}" "${steps[@]}" 2>&1 | tee "$out/matrix.txt"
-for b in 1 "$largest"; do
+batches=(1); [[ "$largest" -gt 1 ]] && batches+=("$largest")
+for b in "${batches[@]}"; do
   "$bin" matrix --cases 06_1b --device "$device" --repeats "$repeats" --db "$db" --no-progress \
     --group "gpu-1b-b$b" "${size[@]}" "${steps[@]}" train.batch="$b" train.seq_len=2048 2>&1 | tee "$out/matrix_1b_b$b.txt"
 done
