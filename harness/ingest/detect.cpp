@@ -18,20 +18,19 @@ namespace twinbench::ingest {
 
 namespace {
 
-// What each format's records look like, for messages.
-std::string_view example(LogFormat format) {
+size_t index(LogFormat f) { return static_cast<size_t>(f); }
+
+}  // namespace
+
+std::string_view format_example(LogFormat format) {
   switch (format) {
     case LogFormat::kMaxText: return "`completed step: N, seconds: S, ..., loss: L`";
     case LogFormat::kTorchTitan: return "`step: N  loss: L  ...  tps: T  ...`";
-    case LogFormat::kNanoGpt: return "`step:N/M train_loss:L train_time:Tms ...`";
+    case LogFormat::kNanoGpt: return "`step:N/M [train_loss:L] train_time:Tms ...`";
     case LogFormat::kJsonl: return "`{\"step\": N, \"loss\": L, ...}` per line";
   }
   return "";
 }
-
-size_t index(LogFormat f) { return static_cast<size_t>(f); }
-
-}  // namespace
 
 std::string_view format_name(LogFormat format) {
   switch (format) {
@@ -99,7 +98,7 @@ Detection detect_format(std::istream& in, const std::string& file_name, std::str
     std::string list;
     for (LogFormat f : found) {
       list += fmt::format("{}{} (line {}: {})", list.empty() ? "" : ", ", format_name(f),
-                          record_line[index(f)], example(f));
+                          record_line[index(f)], format_example(f));
     }
     throw ParseError(file_name, 0,
                      fmt::format("ambiguous content: records of more than one format: {}; expected "
@@ -110,7 +109,7 @@ Detection detect_format(std::istream& in, const std::string& file_name, std::str
 
   std::string tried;
   for (LogFormat f : all_formats())
-    tried += fmt::format("{}{} {}", tried.empty() ? "" : "; ", format_name(f), example(f));
+    tried += fmt::format("{}{} {}", tried.empty() ? "" : "; ", format_name(f), format_example(f));
   throw ParseError(
       file_name, 0,
       fmt::format("not a recognised training log: no records found in {} line{} ({} bytes{}); "

@@ -15,6 +15,7 @@ namespace twinbench::ingest {
 enum class LogFormat { kMaxText, kTorchTitan, kNanoGpt, kJsonl };
 
 std::string_view format_name(LogFormat format);                 // "maxtext", ...
+std::string_view format_example(LogFormat format);              // a record, for messages
 std::optional<LogFormat> format_from_name(std::string_view name);  // not "auto"
 const std::vector<LogFormat>& all_formats();
 

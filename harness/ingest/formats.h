@@ -11,14 +11,22 @@
 //     off mid-write: a record there is skipped and counted even if it
 //     parses (its last number may be cut), except a jsonl object that
 //     parses (it is whole) and, for nanogpt, records the end of input did
-//     not reach (a collapsed log is all one unterminated line);
+//     not reach (a collapsed log is all one unterminated line); the run is
+//     then interrupted (ParsedLog::interrupted);
+//   - a log that ends before the step its run planned (where the format
+//     says it, see each format) is interrupted too, unless it says why the
+//     run stopped early;
+//   - with torchrun's `[rankK]:` tags, only the rank of the first record
+//     is read; other ranks' records are counted in one note;
 //   - lines over kMaxLineBytes (1 MiB) and lines holding NUL bytes are
 //     skipped and counted (nanogpt reads tokens, not lines: no cap);
 //   - a nan/inf loss is kept as NaN (the run diverged); any other non-finite
 //     figure is left empty, skipped and counted;
 //   - no step record at all is an error.
-// ANSI colour codes and logger prefixes (text.h: strip_log_prefix) are
-// ignored by the three text formats.
+// ANSI colour codes and logger or collector prefixes (text.h:
+// strip_log_prefix) are ignored by every format (jsonl: on a line that
+// does not start with '{'). Gzip and collector envelopes are removed
+// before a parser sees the text (parse.h).
 #pragma once
 
 #include <istream>
@@ -50,7 +58,9 @@ namespace twinbench::ingest {
 // jax_version/jaxlib_version/jax_backend (`System Information:`), device
 // (`TFRT TPU v6 lite` -> "TPU v6 lite", else the device prefix of the memory
 // lines), num_devices, orbax_checkpoint_version, tflops_per_step (`Total
-// TFLOPs:`), xpk_start, exit_code.
+// TFLOPs:`), xpk_start, exit_code. Planned: steps 0 .. `Config param steps`
+// - 1; a line with `Stopping training` or `dataset is exhausted` explains an
+// early stop (seed 001).
 ParsedLog parse_maxtext(std::istream& in, const std::string& file_name);
 bool maxtext_record(std::string_view body);  // body: ANSI/prefix removed
 
@@ -70,29 +80,45 @@ bool maxtext_record(std::string_view body);  // body: ANSI/prefix removed
 // Memory: `<GPU|CUDA|...> capacity: <device> with 79.11GiB memory` ->
 // memory_total_bytes and provenance device. Provenance: model, job
 // (`Starting job:`), peak_flops (`Peak FLOPS used for computing MFU:`).
+// Planned: steps up to N of `Training starts at step 1, ..., total steps N`;
+// `Ran out of data` explains an early stop.
 ParsedLog parse_torchtitan(std::istream& in, const std::string& file_name);
 bool torchtitan_record(std::string_view body);
 
 // ---- nanogpt (modded-nanogpt / parameter-golf) --------------------------------------
 // Read as whitespace-separated tokens, so records are found anywhere in a
-// line (seed 004's log lost its newlines) and a training script printed
-// before the log cannot match (`step:{step}/{args.iterations}` is not
-// `step:N/M`).
-// Steps: `step:N/M train_loss:L train_time:Tms step_avg:Ams`. seconds =
-// (T - T_prev) / (N - N_prev) / 1000 with (N_prev, T_prev) the latest
-// earlier record with a train_time (train or val; (0, 0) at the start, as
-// train_time counts from step 0): a log written every 200 steps gives each
-// record the mean time per step over its 200 steps (span = 200). train_time
-// excludes validation, so seconds do too. `warmup_step:` tokens are not
-// steps. tokens = train_batch_tokens / world_size when both were logged.
-// Eval: `step:N/M val_loss:V [val_bpb:B] [train_time:Tms]`.
-// Params: `model_params:N`. Memory: `peak memory allocated: X MiB` ->
-// memory_bytes; nvidia-smi's `U MiB / C MiB` -> memory_total_bytes.
-// Provenance: config.* (numeric or boolean `key:value` tokens before the
-// first record), pytorch_version/python_version (`Running PyTorch X`),
+// line (seed 004's log lost its newlines) and the training script printed
+// before the log cannot match (`step:{step}/{train_steps}` is not `step:N/M`).
+// Steps: `step:N/M train_time:Tms step_avg:Ams` (modded-nanogpt records: no
+// loss, so the step's loss is unknown) or `step:N/M train_loss:L train_time:Tms
+// step_avg:Ams`. seconds = (T - T_prev) / (N - N_prev) / 1000 with (N_prev,
+// T_prev) the latest earlier timed record (train or val; (0, 0) at the
+// start, as train_time counts from step 0): a log written every 200 steps
+// gives each record the mean time per step over its 200 steps (span = 200).
+// A train_time lower than T_prev while N grows is a reset clock (2024
+// records restart it after 10 warm-up steps): timed from 0 at N_prev
+// (provenance train_time_resets). `warmup_step:` tokens are not steps.
+// tokens = train_batch_tokens / world_size when both were logged.
+// Eval: `step:N/M val_loss:V [val_bpb:B] train_time:Tms step_avg:Ams` is the
+// eval loss at step N. Its train_time (the clock stopped, device
+// synchronised, before validating) ends step N: step N's time runs to it,
+// and a val record at a step with no training record of its own (step 0, or
+// parameter-golf's last step) is a step row of its own, loss unknown.
+// Unknown `name:value` fields of a record (val_bpb, ...) are ignored.
+// step_avg: the last finite one is the log's own mean step time
+// (tool_step_avg_s). Planned: M of the last record; a log ending before step
+// M is interrupted unless it says `stopping_early:` (parameter-golf's
+// wall-clock cap). Ranks: with torchrun's `[rankK]:` tags only the rank of
+// the first record is read.
+// Params: `model_params:N`. Memory: `peak memory allocated: X MiB` (2024:
+// `peak memory consumption: X MiB`) -> memory_bytes; nvidia-smi's `U MiB /
+// C MiB` -> memory_total_bytes. Provenance: config.* (numeric or boolean
+// `key:value` tokens before the first record and after the last `=====`
+// separator before it, which ends modded-nanogpt's echoed script),
+// pytorch_version/python_version (`Running PyTorch X`),
 // cuda_version/driver_version, device (nvidia-smi's `NVIDIA ...` name).
 ParsedLog parse_nanogpt(std::istream& in, const std::string& file_name);
-// `token` is `step:N/M` and `next` starts `train_loss:` or `val_loss:`.
+// `token` is `step:N/M` and `next` starts `train_loss:`, `val_loss:` or `train_time:`.
 bool nanogpt_record(std::string_view token, std::string_view next);
 
 // ---- jsonl --------------------------------------------------------------------------
@@ -122,7 +148,9 @@ bool nanogpt_record(std::string_view token, std::string_view next);
 // provenance / provenance_json (object: each key to provenance), config /
 // config_json (object: flattened to provenance "config.<dotted key>"); any
 // other scalar goes to provenance as is (so an exported run object fits);
-// arrays and other objects are ignored and counted.
+// arrays and other objects are ignored and counted. Planned (an exported
+// twinbench run): steps 0 .. config train.steps - 1; a run line with
+// "status": "interrupted" keeps that status.
 ParsedLog parse_jsonl(std::istream& in, const std::string& file_name);
 bool jsonl_record(std::string_view raw_line);
 

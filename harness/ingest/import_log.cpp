@@ -158,6 +158,7 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
     m.maxview_avg_step_s = finite_or_none(mv.avg_step_s);
     m.maxview_memory_pct = mv.memory_pct ? mv.memory_pct : pct;  // per-step figures only: their largest
   }
+  m.nanogpt_step_avg_s = log.tool_step_avg_s;
   return m;
 }
 
@@ -237,9 +238,11 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
   const auto peak = peak_tflops_of(log, o);
   out.metrics = compute_metrics(log, out.steps, world_size, peak);
   out.metric_list = metrics::to_list(out.metrics);
-  if (!log.params)  // unknown, not zero
-    for (auto& [name, value] : out.metric_list)
-      if (name == "params") value.reset();
+  for (auto& [name, value] : out.metric_list) {
+    if (name == "params" && !log.params) value.reset();  // unknown, not zero
+    // A log without training losses (modded-nanogpt's): unknown, not invented.
+    if ((name == "final_loss" || name == "first_loss") && value && std::isnan(*value)) value.reset();
+  }
 
   store::RunRecord& r = out.run;
   r.run_id = import_run_id(log.sha256, o.case_name, o.variant);
@@ -251,6 +254,9 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
   if (const ParsedStep* bad = first_diverged(log)) {
     r.status = RunStatus::diverged;
     r.reason = fmt::format("the log's loss is {} at step {} ({}:{})", *bad->loss, bad->step, path, bad->line);
+  } else if (log.interrupted) {
+    r.status = RunStatus::interrupted;
+    r.reason = fmt::format("{} ({})", *log.interrupted, path);
   }
   r.git_branch = o.branch.empty() ? provenance_text(log, {"git_branch"}) : o.branch;
   r.git_commit = o.commit.empty() ? provenance_text(log, {"git_commit"}) : o.commit;

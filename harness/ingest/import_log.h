@@ -31,7 +31,8 @@ struct ImportOptions {
 
 // A log ready to store.
 struct ImportedRun {
-  store::RunRecord run;            // status completed, or diverged when a loss is NaN
+  store::RunRecord run;            // status completed; diverged when a loss is NaN; interrupted when the
+                                   // log shows the run stopped early (ParsedLog::interrupted)
   std::vector<StepRecord> steps;   // one per step record of the log, stalls marked
   RunMetrics metrics;
   store::MetricList metric_list;   // what is stored (catalogue order; unknown figures null)

@@ -65,6 +65,21 @@ std::string quote_nonfinite(std::string_view text) {
   return out;
 }
 
+// A line's JSON text: the line as it is, or, when it does not start with
+// '{', without ANSI codes and a logger's or collector's prefix ("[rank0]:",
+// "2026-07-17T12:22:51Z ", text.h: strip_log_prefix).
+struct Body {
+  std::string text;
+  std::optional<int> rank;
+};
+Body json_body(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() == '{') return Body{std::string(line), std::nullopt};
+  const std::string shown = terminal_text(line);
+  const LogLine stripped = strip_log_prefix(shown);
+  return Body{std::string(trim(stripped.body)), stripped.rank};
+}
+
 // The line as JSON; `error` holds the parser's message on failure.
 std::optional<Json> parse_line(std::string_view text, std::string& error) {
   try {
@@ -85,7 +100,8 @@ class JsonlParser {
 
   void line(const Line& line) {
     if (!b_.readable(line)) return;
-    const std::string_view text = trim(line.text);
+    const Body body = json_body(line.text);
+    const std::string_view text = body.text;
     if (text.empty()) return;
     line_ = &line;
     std::string error;
@@ -99,18 +115,30 @@ class JsonlParser {
         if (item.key() != "twinbench_run") unknown(item.key());
       return;
     }
-    if (j->contains("step")) return step(*j);
+    if (j->contains("step")) {
+      if (b_.other_rank(body.rank)) return;  // several ranks in one stream: the first one's
+      return step(*j);
+    }
     run_fields(*j);
   }
 
   ParsedLog finish(int64_t lines, uint64_t bytes, const std::string& sha256) {
+    // An exported twinbench run: steps 0 .. train.steps-1 were planned, and
+    // its own status says whether it was interrupted.
+    const auto& provenance = b_.log().provenance;
+    if (const auto it = provenance.find("config.train.steps"); it != provenance.end())
+      if (const auto n = parse_count(it->second); n && *n > 0) b_.planned_last_step(*n - 1);
+    const auto status = provenance.find("status");
+    const bool exported_interrupted = status != provenance.end() && status->second == "interrupted";
     for (const auto& [key, seen] : unknown_) {
       b_.note(fmt::format("unknown key \"{}\" ignored on {} line{} (first on line {})", key,
                           seen.second, seen.second == 1 ? "" : "s", seen.first));
     }
     if (unknown_overflow_ > 0)
       b_.note(fmt::format("{} more unknown keys ignored (not listed)", unknown_overflow_));
-    return b_.finish(lines, bytes, sha256, kJsonlExpected);
+    ParsedLog log = b_.finish(lines, bytes, sha256, kJsonlExpected);
+    if (exported_interrupted && !log.interrupted) log.interrupted = "the exported run's status is interrupted";
+    return log;
   }
 
  private:
@@ -289,7 +317,8 @@ class JsonlParser {
 }  // namespace
 
 bool jsonl_record(std::string_view raw_line) {
-  const std::string_view text = trim(raw_line);
+  const Body body = json_body(raw_line);
+  const std::string_view text = body.text;
   if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
   std::string error;
   const auto j = parse_line(text, error);

@@ -104,13 +104,38 @@ void LogBuilder::add_eval(int64_t step, double loss, int64_t line, int64_t colum
   }
 }
 
+bool LogBuilder::other_rank(std::optional<int> rank) {
+  if (!rank) return false;
+  if (!rank_) rank_ = rank;
+  if (*rank == *rank_) return false;
+  ++other_rank_records_;
+  other_ranks_.insert(*rank);
+  return true;
+}
+
 ParsedLog LogBuilder::finish(int64_t lines, uint64_t bytes, const std::string& sha256,
                              const std::string& expected) {
+  if (other_rank_records_ > 0) {
+    std::string ranks;
+    for (int r : other_ranks_) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    note(fmt::format("{} record lines of other ranks ({}) ignored: rank {} is read", other_rank_records_, ranks,
+                     *rank_));
+  }
   if (log_.steps.empty()) {
     fail(0, fmt::format("no step lines found in {} line{} ({} bytes); expected {} log lines "
                         "like `{}`",
                         lines, lines == 1 ? "" : "s", bytes, log_.format, expected));
   }
+  const int64_t last = log_.steps.back().step;
+  if (cut_line_ > 0) {
+    log_.interrupted = fmt::format("the log ends in a record cut off mid-write (line {}): the run stops at its "
+                                   "last complete step, {}",
+                                   cut_line_, last);
+  } else if (planned_last_step_ && last < *planned_last_step_ && stopped_early_.empty()) {
+    log_.interrupted = fmt::format("the log ends at step {} of the {} the run planned (a file cut mid-run?)", last,
+                                   *planned_last_step_);
+  }
+  if (!stopped_early_.empty()) provenance("stopped_early", stopped_early_);
   if (log_.skipped_count > static_cast<int64_t>(log_.skipped.size())) {
     log_.skipped.push_back(fmt::format("... {} more skips not listed",
                                        log_.skipped_count - static_cast<int64_t>(log_.skipped.size())));
@@ -125,6 +150,7 @@ ParsedLog LogBuilder::finish(int64_t lines, uint64_t bytes, const std::string& s
 void LogBuilder::bad_record(const Line& line, const std::string& problem, const std::string& expected) {
   if (!line.newline) {
     skip(line.number, "truncated last line (no newline at end of file): " + problem);
+    cut_record(line.number);
     return;
   }
   fail(line.number, problem + "; expected " + expected);
@@ -133,6 +159,7 @@ void LogBuilder::bad_record(const Line& line, const std::string& problem, const 
 bool LogBuilder::truncated_record(const Line& line) {
   if (line.newline) return false;
   skip(line.number, "truncated last line (no newline at end of file): a record cut off mid-write, skipped");
+  cut_record(line.number);
   return true;
 }
 

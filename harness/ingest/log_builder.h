@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -36,10 +37,26 @@ class LogBuilder {
 
   // A record line that does not parse: an error saying what was expected, unless
   // it is the input's cut-off last line (then a counted skip: a record cut off
-  // mid-write). `expected` follows "expected " in the message.
+  // mid-write, and the run is interrupted). `expected` follows "expected " in the message.
   void bad_record(const Line& line, const std::string& problem, const std::string& expected);
-  // True (and a counted skip) when a record sits on a cut-off last line.
+  // True (and a counted skip; the run is interrupted) when a record sits on a cut-off last line.
   bool truncated_record(const Line& line);
+  // A record cut off by the end of the input at `line` (skipped and counted
+  // by the caller): the run ends at the last complete step.
+  void cut_record(int64_t line) { cut_line_ = line; }
+
+  // Several ranks printing to one stream: true for a record line of a rank
+  // other than the first rank whose record was read (untagged lines are
+  // always read); those are counted in one note at the end.
+  bool other_rank(std::optional<int> rank);
+
+  // The last step number the run planned (e.g. modded-nanogpt's M of
+  // `step:N/M`, MaxText's `steps` - 1): a log ending earlier is interrupted,
+  // unless `stopped_early` says the run stopped on purpose.
+  void planned_last_step(int64_t step) { planned_last_step_ = step; }
+  void stopped_early(std::string why) {
+    if (stopped_early_.empty()) stopped_early_ = std::move(why);
+  }
   // A figure that is not finite is left empty and counted (losses are kept as NaN by the caller).
   std::optional<double> finite(const Line& line, std::string_view key, double value);
 
@@ -65,6 +82,12 @@ class LogBuilder {
   ParsedLog log_;
   int64_t last_eval_line_ = 0;
   size_t provenance_dropped_ = 0;
+  int64_t cut_line_ = 0;  // a record cut off at the end of the input (0: none)
+  std::optional<int64_t> planned_last_step_;
+  std::string stopped_early_;
+  std::optional<int> rank_;  // the rank read
+  std::set<int> other_ranks_;
+  int64_t other_rank_records_ = 0;
 };
 
 // Reads a whole log line by line through `Parser` (a class with

@@ -105,8 +105,10 @@ class MaxTextParser {
   void line(const Line& line) {
     if (!b_.readable(line)) return;
     const std::string text = terminal_text(line.text);
-    const std::string_view body = trim(strip_log_prefix(text).body);
+    const LogLine log_line = strip_log_prefix(text);
+    const std::string_view body = trim(log_line.body);
     line_ = &line;
+    if (maxtext_record(body) && b_.other_rank(log_line.rank)) return;  // several ranks: the first one's
 
     if (auto memory = parse_using(body)) {
       block_used_ += memory->used;
@@ -251,8 +253,16 @@ class MaxTextParser {
     };
     if (after("Config param ")) {
       const size_t colon = v.find(':');
-      if (colon != std::string_view::npos && colon > 0)
-        b_.provenance("config." + std::string(trim(v.substr(0, colon))), v.substr(colon + 1));
+      if (colon != std::string_view::npos && colon > 0) {
+        const std::string_view key = trim(v.substr(0, colon));
+        b_.provenance("config." + std::string(key), v.substr(colon + 1));
+        // Steps 0 .. steps-1 are planned.
+        if (const auto n = parse_count(trim(v.substr(colon + 1))); key == "steps" && n && *n > 0)
+          b_.planned_last_step(*n - 1);
+      }
+    } else if (body.find("Stopping training") != std::string_view::npos ||
+               body.find("dataset is exhausted") != std::string_view::npos) {
+      b_.stopped_early(std::string(body));  // seed 001: "Training dataset is exhausted. Stopping training."
     } else if (after("System Information: ")) {
       const size_t colon = v.find(':');
       if (colon != std::string_view::npos) {

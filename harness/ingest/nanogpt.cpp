@@ -3,6 +3,7 @@
 // the step-time rule are documented in formats.h.
 #include <cmath>
 #include <deque>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ namespace twinbench::ingest {
 
 namespace {
 
-constexpr const char* kNanogptExpected = "step:N/M train_loss:L train_time:Tms step_avg:Ams";
+constexpr const char* kNanogptExpected = "step:N/M [train_loss:L] train_time:Tms step_avg:Ams";
 constexpr size_t kMaxConfigKeys = 64;
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -30,18 +31,31 @@ std::string_view without_rank_tags(std::string_view t) {
   return t;
 }
 
-// "step:N/M" -> N.
-std::optional<int64_t> step_token(std::string_view t) {
+// "step:N/M" -> (N, M).
+std::optional<std::pair<int64_t, int64_t>> step_token(std::string_view t) {
   if (!starts_with(t, "step:")) return std::nullopt;
   t.remove_prefix(5);
   const size_t slash = t.find('/');
-  if (slash == std::string_view::npos || !parse_count(t.substr(slash + 1))) return std::nullopt;
-  return parse_count(t.substr(0, slash));
+  if (slash == std::string_view::npos) return std::nullopt;
+  const auto n = parse_count(t.substr(0, slash)), m = parse_count(t.substr(slash + 1));
+  if (!n || !m) return std::nullopt;
+  return std::make_pair(*n, *m);
 }
 
+// The fields that make "step:N/M" a record (any one of them).
+bool is_record_field(std::string_view t) {
+  return starts_with(t, "train_loss:") || starts_with(t, "val_loss:") || starts_with(t, "train_time:");
+}
+
+// Inside a record, any "name:value" token is a field (unknown ones, such as
+// val_bpb or lr, are ignored): lower-case letters, digits and '_' before the
+// colon, something after it.
 bool is_field(std::string_view t) {
-  return starts_with(t, "train_loss:") || starts_with(t, "val_loss:") || starts_with(t, "val_bpb:") ||
-         starts_with(t, "train_time:") || starts_with(t, "step_avg:");
+  const size_t colon = t.find(':');
+  if (colon == 0 || colon == std::string_view::npos || colon + 1 >= t.size()) return false;
+  for (char c : t.substr(0, colon))
+    if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '_')) return false;
+  return true;
 }
 
 // A prefix of a field name: what a field cut off by the end of input looks like.
@@ -59,11 +73,20 @@ bool is_config_key(std::string_view key) {
            key == "val_bpb" || key == "train_time" || key == "step_avg" || key == "model_params");
 }
 
+// "=====...": the separator modded-nanogpt prints after the echoed script.
+bool is_separator(std::string_view t) {
+  if (t.size() < 20) return false;
+  for (char c : t)
+    if (c != '=') return false;
+  return true;
+}
+
 // A record being read: "step:N/M" and the fields after it.
 struct Record {
-  int64_t step = 0;
+  int64_t step = 0, planned = 0;
   int64_t line = 0, column = 0;
-  std::optional<double> train_loss, val_loss, train_time_ms;
+  std::optional<int> rank;  // the torchrun tag of its line
+  std::optional<double> train_loss, val_loss, train_time_ms, step_avg_ms;
   bool cut = false;  // its last token ran into the end of the input
 };
 
@@ -72,20 +95,30 @@ class NanoGptParser {
   explicit NanoGptParser(const std::string& file) : b_(file, "nanogpt") {}
 
   void token(const Token& token) {
+    if (token.line != line_) {  // the first token of a line
+      line_ = token.line;
+      line_rank_.reset();
+    }
+    std::string_view tagged = token.text;
+    if (const auto rank = take_rank_tag(tagged)) line_rank_ = rank;
     const std::string_view t = without_rank_tags(token.text);
     if (t.empty()) return;
+    const auto step = step_token(t);
     if (open_) {
-      if (is_field(t)) return field(t, token);
+      if (!step && is_field(t)) return field(t, token);
       // "train_ti" at the very end: a field cut off, so the record is too.
-      if (token.at_eof && could_be_field(t)) open_->cut = true;
+      if (token.at_eof && could_be_field(t)) record_.cut = true;
       close();
     }
-    if (const auto n = step_token(t)) {
-      open_.emplace();
-      open_->step = *n;
-      open_->line = token.line;
-      open_->column = token.column;
-      open_->cut = token.at_eof;
+    if (step) {
+      record_ = Record{};
+      record_.step = step->first;
+      record_.planned = step->second;
+      record_.line = token.line;
+      record_.column = token.column;
+      record_.rank = line_rank_;
+      record_.cut = token.at_eof;
+      open_ = true;
       return;
     }
     other(t);
@@ -98,9 +131,12 @@ class NanoGptParser {
       for (ParsedStep& s : log.steps) s.tokens = *batch_tokens_ / *world_size_;
     }
     if (warmup_steps_ > 0) b_.provenance("warmup_steps_logged", std::to_string(warmup_steps_));
+    if (clock_resets_ > 0) b_.provenance("train_time_resets", std::to_string(clock_resets_));
     if (peak_allocated_) log.memory_bytes = peak_allocated_;
     if (log.memory_bytes && log.memory_total_bytes && *log.memory_total_bytes > 0)
       log.memory_pct = 100.0 * *log.memory_bytes / *log.memory_total_bytes;
+    if (step_avg_ms_) log.tool_step_avg_s = *step_avg_ms_ / 1000.0;
+    if (planned_) b_.planned_last_step(*planned_);
     if (dropped > 0) b_.note(fmt::format("{} tokens over 4 KiB skipped (not records)", dropped));
     return b_.finish(lines, bytes, sha256, kNanogptExpected);
   }
@@ -115,7 +151,9 @@ class NanoGptParser {
     const size_t colon = t.find(':');
     const std::string_view key = t.substr(0, colon);
     std::string_view value = t.substr(colon + 1);
-    if (token.at_eof) open_->cut = true;
+    if (token.at_eof) record_.cut = true;
+    const bool known = key == "train_loss" || key == "val_loss" || key == "train_time" || key == "step_avg";
+    if (!known) return;  // val_bpb, lr, ...: not ours
     if (key == "train_time" || key == "step_avg") {
       if (!ends_with(value, "ms")) {
         if (token.at_eof) return;  // cut off inside the value: reported as truncated
@@ -128,63 +166,100 @@ class NanoGptParser {
       if (token.at_eof) return;
       bad(token, fmt::format("`{}` is not a number", t));
     }
-    if (key == "train_loss") open_->train_loss = *number;
-    else if (key == "val_loss") open_->val_loss = *number;
-    else if (key == "train_time") open_->train_time_ms = *number;
+    if (key == "train_loss") record_.train_loss = *number;
+    else if (key == "val_loss") record_.val_loss = *number;
+    else if (key == "train_time") record_.train_time_ms = *number;
+    else record_.step_avg_ms = *number;
   }
 
   void close() {
-    Record r = *open_;
-    open_.reset();
-    if (!r.train_loss && !r.val_loss) return;  // "step:N/M" in prose (e.g. stopping_early)
+    open_ = false;
+    Record& r = record_;  // (a reference: GCC 12 misreads a copy's optionals as uninitialised)
+    // "step:N/M" in prose (parameter-golf's stopping_early line): not a record.
+    if (!r.train_loss && !r.val_loss && !r.train_time_ms && !r.cut) return;
+    if (b_.other_rank(r.rank)) return;  // several ranks in one stream: the first one's
     if (r.cut) {
       b_.skip(r.line, fmt::format("truncated last record at column {} (no newline at end of file): "
                                   "skipped", r.column));
+      b_.cut_record(r.line);
       return;
     }
     if (r.train_time_ms && !std::isfinite(*r.train_time_ms)) {
       b_.skip(r.line, fmt::format("non-finite train_time at column {} left empty", r.column));
       r.train_time_ms.reset();
     }
-    // (Plain copies: GCC 12 misreads the optionals below as uninitialised.)
-    const bool has_time = r.train_time_ms.has_value();
-    const double time_ms = r.train_time_ms.value_or(0);
-    if (r.train_loss) {
+    if (r.step_avg_ms && std::isfinite(*r.step_avg_ms)) step_avg_ms_ = *r.step_avg_ms;
+    planned_ = r.planned;
+    seen_record_ = true;
+    commit_config();
+    // A record without val_loss is a training step (modded-nanogpt's carry
+    // no loss: `step:N/M train_time:Tms step_avg:Ams`).
+    if (!r.val_loss) return train(r);
+    validation(r);
+  }
+
+  // The time of the steps since the latest timed record, per step (`span`).
+  // train_time counts from step 0; going down while the steps go up, it was
+  // reset (2024 records restart it after their 10 warm-up steps): the
+  // record is then timed from the previous record, at 0 ms.
+  void time_step(ParsedStep& s, const Record& r) {
+    if (!r.train_time_ms || r.step <= prev_step_) return;
+    double from = prev_time_ms_;
+    if (*r.train_time_ms < prev_time_ms_) {
+      ++clock_resets_;
+      from = 0;
+    }
+    s.span = r.step - prev_step_;
+    s.seconds = (*r.train_time_ms - from) / 1000.0 / static_cast<double>(s.span);
+    row_from_time_ms_ = from;
+    prev_step_ = r.step;
+    prev_time_ms_ = *r.train_time_ms;
+  }
+
+  void train(const Record& r) {
+    auto& steps = b_.log().steps;
+    if (!steps.empty() && steps.back().step == r.step && val_row_) {
+      // A val record made this row first: the training record adds its loss.
+      if (r.train_loss) steps.back().loss = std::isfinite(*r.train_loss) ? *r.train_loss : std::nan("");
+      val_row_ = false;
+      return;
+    }
+    ParsedStep s;
+    s.step = r.step;
+    s.line = r.line;
+    if (r.train_loss) s.loss = std::isfinite(*r.train_loss) ? *r.train_loss : std::nan("");
+    check_order(r);
+    time_step(s, r);
+    b_.add_step(std::move(s));
+    val_row_ = false;
+    last_train_line_ = r.line;
+    last_train_column_ = r.column;
+  }
+
+  // A val record: its loss is the eval loss at its step. Its train_time is
+  // the clock stopped (and the device synchronised) before validation, so
+  // it ends that step: a step without a training record of its own gets a
+  // row from it (loss unknown), and the step's time includes the wait for the
+  // device (an evaluated step, outside the steady-state figures either way).
+  void validation(const Record& r) {
+    auto& steps = b_.log().steps;
+    const double loss = std::isfinite(*r.val_loss) ? *r.val_loss : std::nan("");
+    if (steps.empty() || steps.back().step < r.step) {
       ParsedStep s;
       s.step = r.step;
       s.line = r.line;
-      s.loss = std::isfinite(*r.train_loss) ? *r.train_loss : std::nan("");
-      if (has_time) {
-        if (time_ms < prev_time_ms_ && r.step > prev_step_)
-          b_.fail(r.line,
-                  fmt::format("train_time {}ms at step {} is less than {}ms at step {}: a "
-                              "restarted run? import each run from its own file",
-                              time_ms, r.step, prev_time_ms_, prev_step_),
-                  r.column);
-        if (r.step > prev_step_) {
-          s.span = r.step - prev_step_;
-          s.seconds = (time_ms - prev_time_ms_) / 1000.0 / static_cast<double>(s.span);
-        }
-      }
-      check_order(r);
+      time_step(s, r);
       b_.add_step(std::move(s));
+      val_row_ = true;
       last_train_line_ = r.line;
       last_train_column_ = r.column;
-      if (has_time && r.step >= prev_step_) {
-        prev_step_ = r.step;
-        prev_time_ms_ = time_ms;
-      }
+    } else if (steps.back().step == r.step && r.train_time_ms && prev_step_ == r.step &&
+               *r.train_time_ms >= prev_time_ms_ && steps.back().seconds) {
+      ParsedStep& s = steps.back();
+      s.seconds = (*r.train_time_ms - row_from_time_ms_) / 1000.0 / static_cast<double>(s.span);
+      prev_time_ms_ = *r.train_time_ms;
     }
-    if (r.val_loss) {
-      b_.add_eval(r.step, std::isfinite(*r.val_loss) ? *r.val_loss : std::nan(""), r.line, r.column);
-      // Validation's train_time is the clock stopped just before it: the
-      // best start for the next interval.
-      if (has_time && r.step >= prev_step_ && time_ms >= prev_time_ms_) {
-        prev_step_ = r.step;
-        prev_time_ms_ = time_ms;
-      }
-    }
-    seen_record_ = true;
+    b_.add_eval(r.step, loss, r.line, r.column);
   }
 
   // Records share lines here, so an ordering error names columns too.
@@ -214,18 +289,28 @@ class NanoGptParser {
         ++warmup_steps_;
         return;
       }
-      if (!seen_record_ && is_config_key(key) && config_keys_ < kMaxConfigKeys) {
+      if (!seen_record_ && is_config_key(key) && pending_config_.size() < kMaxConfigKeys) {
         const auto number = parse_number(value);
-        if ((number && std::isfinite(*number)) || value == "True" || value == "False") {
-          ++config_keys_;
-          b_.provenance("config." + std::string(key), value);
-          if (key == "train_batch_tokens" && number) batch_tokens_ = *number;
-          if (key == "world_size" && number) world_size_ = *number;
-        }
+        if ((number && std::isfinite(*number)) || value == "True" || value == "False")
+          pending_config_.emplace_back(std::string(key), std::string(value));
       }
       return;
     }
+    // A separator before the first record ends the echoed script: what looked
+    // like settings above it was code.
+    if (!seen_record_ && is_separator(t)) pending_config_.clear();
     phrases();
+  }
+
+  // The `key:value` settings printed before the first record.
+  void commit_config() {
+    for (const auto& [key, value] : pending_config_) {
+      b_.provenance("config." + key, value);
+      const auto number = parse_number(value);
+      if (key == "train_batch_tokens" && number) batch_tokens_ = *number;
+      if (key == "world_size" && number) world_size_ = *number;
+    }
+    pending_config_.clear();
   }
 
   // The last few short tokens, for multi-token phrases.
@@ -246,8 +331,8 @@ class NanoGptParser {
       b_.provenance(w(1) == "PyTorch" ? "pytorch_version" : "python_version", t);
     if (version_like && w(1) == "Version:" && (w(2) == "CUDA" || w(2) == "Driver"))
       b_.provenance(w(2) == "CUDA" ? "cuda_version" : "driver_version", t);
-    // "peak memory allocated: 7748 MiB reserved: 8066 MiB"
-    if (t == "MiB" && w(2) == "allocated:" && w(3) == "memory" && w(4) == "peak") {
+    // "peak memory allocated: 7748 MiB reserved: 8066 MiB" (2024: "peak memory consumption: 7748 MiB")
+    if (t == "MiB" && (w(2) == "allocated:" || w(2) == "consumption:") && w(3) == "memory" && w(4) == "peak") {
       if (const auto n = parse_number(w(1)); n && std::isfinite(*n)) peak_allocated_ = *n * kMiB;
     }
     // nvidia-smi: "1519MiB / 81559MiB" (the first GPU's capacity).
@@ -266,16 +351,27 @@ class NanoGptParser {
         break;
       }
     }
+    // parameter-golf's "stopping_early: wallclock_cap ...": the run stopped
+    // before its planned last step on purpose.
+    if (seen_record_ && w(1) == "stopping_early:") b_.stopped_early("stopping_early: " + std::string(t));
   }
 
   LogBuilder b_;
-  std::optional<Record> open_;
+  Record record_;      // the record being read, while open_
+  bool open_ = false;
+  int64_t line_ = 0;
+  std::optional<int> line_rank_;
   bool seen_record_ = false;
-  int64_t prev_step_ = 0;       // train_time counts from step 0
+  bool val_row_ = false;        // the last row was made by a val record
+  int64_t prev_step_ = 0;       // the latest timed record; train_time counts from step 0
   double prev_time_ms_ = 0;
+  double row_from_time_ms_ = 0; // where the last row's time was counted from
+  int64_t clock_resets_ = 0;
   int64_t last_train_line_ = 0, last_train_column_ = 0;
   int64_t warmup_steps_ = 0;
-  size_t config_keys_ = 0;
+  std::optional<int64_t> planned_;
+  std::optional<double> step_avg_ms_;
+  std::vector<std::pair<std::string, std::string>> pending_config_;
   std::optional<double> batch_tokens_, world_size_, peak_allocated_;
   std::deque<std::string> window_;
 };
@@ -283,8 +379,7 @@ class NanoGptParser {
 }  // namespace
 
 bool nanogpt_record(std::string_view token, std::string_view next) {
-  return step_token(without_rank_tags(token)) &&
-         (starts_with(next, "train_loss:") || starts_with(next, "val_loss:"));
+  return step_token(without_rank_tags(token)) && is_record_field(next);
 }
 
 bool nanogpt_hint(std::string_view token) {

@@ -62,6 +62,14 @@ struct ParsedLog {
   // how many more; `skipped_count` counts them all.
   std::vector<std::string> skipped;
   int64_t skipped_count = 0;
+  // Set when the log shows the run stopped before its end: a record cut off
+  // on the unterminated last line, or fewer steps than the run planned with
+  // no stop the log explains (formats.h, per format). Says why; the steps
+  // end at the last complete one. Empty: complete, or the log cannot tell.
+  std::optional<std::string> interrupted;
+  // The tool's own mean step time, kept beside twinbench's figures under its
+  // own name (modded-nanogpt's last `step_avg`): seconds.
+  std::optional<double> tool_step_avg_s;
   std::string sha256;                  // of the whole content, lowercase hex
   int64_t lines = 0;                   // lines read
   uint64_t bytes = 0;                  // bytes read

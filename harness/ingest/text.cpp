@@ -86,6 +86,14 @@ bool strip_iso_time(std::string_view& s, LogLine& out) {
   const int64_t year = std::stoi(std::string(s.substr(0, 4)));
   out.timestamp_us = days_from_civil(year, two_digits(s, 5), two_digits(s, 8)) * int64_t{86400000000} + tod;
   s.remove_prefix(11 + len);
+  // RFC 3339's zone (kubectl --timestamps, GitHub Actions, CRI): "Z" or
+  // "+HH:MM"; one log keeps one zone, so differences need no conversion.
+  if (!s.empty() && s.front() == 'Z') {
+    s.remove_prefix(1);
+  } else if (s.size() >= 5 && (s[0] == '+' || s[0] == '-') && is_digit(s[1]) && is_digit(s[2])) {
+    const size_t zone = s[3] == ':' ? 6 : 5;
+    if (s.size() >= zone && is_digit(s[zone - 2]) && is_digit(s[zone - 1])) s.remove_prefix(zone);
+  }
   // Python logging's "%(asctime)s - %(name)s - %(levelname)s - %(message)s".
   if (starts_with(s, " - ")) {
     const size_t name_end = s.find(" - ", 3);
@@ -100,18 +108,10 @@ bool strip_iso_time(std::string_view& s, LogLine& out) {
   return true;
 }
 
-// torchrun's "[rank3]:" / "[default3]:".
 bool strip_rank_tag(std::string_view& s, LogLine& out) {
-  for (std::string_view tag : {std::string_view("[rank"), std::string_view("[default")}) {
-    if (!starts_with(s, tag)) continue;
-    size_t i = tag.size();
-    while (i < s.size() && is_digit(s[i])) ++i;
-    if (i == tag.size() || i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') return false;
-    out.rank = std::stoi(std::string(s.substr(tag.size(), i - tag.size())));
-    s.remove_prefix(i + 2);
-    return true;
-  }
-  return false;
+  const auto rank = take_rank_tag(s);
+  if (rank) out.rank = rank;
+  return rank.has_value();
 }
 
 // Python's default format "INFO:root:message".
@@ -129,6 +129,19 @@ bool strip_python_default(std::string_view& s) {
 }
 
 }  // namespace
+
+std::optional<int> take_rank_tag(std::string_view& s) {
+  for (std::string_view tag : {std::string_view("[rank"), std::string_view("[default")}) {
+    if (!starts_with(s, tag)) continue;
+    size_t i = tag.size();
+    while (i < s.size() && i < tag.size() + 6 && is_digit(s[i])) ++i;
+    if (i == tag.size() || i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') return std::nullopt;
+    const int rank = std::stoi(std::string(s.substr(tag.size(), i - tag.size())));
+    s.remove_prefix(i + 2);
+    return rank;
+  }
+  return std::nullopt;
+}
 
 std::string strip_ansi(std::string_view text) {
   if (text.find('\x1b') == std::string_view::npos) return std::string(text);

@@ -24,8 +24,9 @@ std::string terminal_text(std::string_view line);
 // repeated: torchrun tags "[rank3]:" / "[default3]:" (the rank is kept),
 // "[titan] ", glog/absl "I0424 09:20:40.837522 135780342482752 file.py:196] ",
 // an ISO time "2025-10-30 14:32:58,897" (optionally followed by
-// " - logger - LEVEL - "), and Python's default "INFO:logger:". Leading
-// blanks are dropped.
+// " - logger - LEVEL - ") or an RFC 3339 one "2026-07-17T12:22:51.123456789Z"
+// (a log collector's: kubectl --timestamps, GitHub Actions), and Python's
+// default "INFO:logger:". Leading blanks are dropped.
 struct LogLine {
   std::string_view body;
   std::optional<int> rank;             // from a torchrun tag
@@ -33,6 +34,10 @@ struct LogLine {
                                        // no year): exact, so that differences are too
 };
 LogLine strip_log_prefix(std::string_view line);
+
+// torchrun's "[rank3]:" / "[default3]:" at the start of `s`: the rank, and
+// `s` without the tag; nullopt (and `s` unchanged) when there is none.
+std::optional<int> take_rank_tag(std::string_view& s);
 
 // A whole token as a number: decimal or exponent notation, optional sign,
 // "nan"/"inf"/"infinity" (any case, NaN/±inf returned). With

@@ -1,7 +1,6 @@
 // torchtitan training logs: `step:` and `validate step:` lines, model size,
 // device capacity. The field mapping is documented in formats.h.
 #include <cmath>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -68,15 +67,7 @@ class TorchTitanParser {
     line_ = &line;
     const bool is_step = torchtitan_record(body);
     if (is_step) {
-      // Several ranks print to one stream: read the first rank seen only.
-      if (log_line.rank) {
-        if (!rank_) rank_ = log_line.rank;
-        if (*log_line.rank != *rank_) {
-          ++other_rank_records_;
-          other_ranks_.insert(*log_line.rank);
-          return;
-        }
-      }
+      if (b_.other_rank(log_line.rank)) return;  // several ranks in one stream: the first one's
       if (starts_with(body, "validate step:")) return validate(body, log_line.timestamp_us);
       return step(body, log_line.timestamp_us);
     }
@@ -84,12 +75,6 @@ class TorchTitanParser {
   }
 
   ParsedLog finish(int64_t lines, uint64_t bytes, const std::string& sha256) {
-    if (other_rank_records_ > 0) {
-      std::string ranks;
-      for (int r : other_ranks_) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-      b_.note(fmt::format("{} record lines of other ranks ({}) ignored: rank {} is read", other_rank_records_,
-                          ranks, *rank_));
-    }
     return b_.finish(lines, bytes, sha256, kTorchtitanExpected);
   }
 
@@ -212,14 +197,21 @@ class TorchTitanParser {
       b_.provenance("job", body.substr(13));
     } else if (starts_with(body, "Peak FLOPS used for computing MFU:")) {
       b_.provenance("peak_flops", body.substr(34));
+    } else if (const size_t at = body.find(", total steps "); at != std::string_view::npos &&
+                                                              body.find("Training starts at step") != std::string_view::npos) {
+      // "Trainer initialized. Training starts at step 1, ..., total steps 1000 (warmup 200)"
+      const std::string_view rest = body.substr(at + 14);
+      if (const auto n = parse_count(rest.substr(0, rest.find(' ')))) {
+        b_.planned_last_step(*n);
+        b_.provenance("training_steps", std::to_string(*n));
+      }
+    } else if (starts_with(body, "Ran out of data")) {
+      b_.stopped_early(std::string(body));  // torchtitan's DataloaderExhaustedError warning
     }
   }
 
   LogBuilder b_;
   const Line* line_ = nullptr;
-  std::optional<int> rank_;
-  int64_t other_rank_records_ = 0;
-  std::set<int> other_ranks_;
   std::optional<int64_t> last_step_;
   std::optional<int64_t> last_time_;  // microseconds
 };

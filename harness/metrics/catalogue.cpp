@@ -134,6 +134,11 @@ std::vector<Metric> build() {
       {"maxview_memory_pct", "MaxView Memory %", "{:.2f}", "%", D::kLowerIsBetter, J::kNone, 0, 0, "",
        kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_memory_pct; },
        [](M& m, double v) { m.maxview_memory_pct = v; }},
+      // modded-nanogpt's own step_avg of an imported log (train_time / steps):
+      // its definition, so shown beside twinbench's median and never judged.
+      {"nanogpt_step_avg_s", "nanogpt step_avg", "{:.5f}", "s", D::kLowerIsBetter, J::kNone, 0, 0, "",
+       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.nanogpt_step_avg_s; },
+       [](M& m, double v) { m.nanogpt_step_avg_s = v; }},
   };
 }
 

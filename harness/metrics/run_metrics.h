@@ -70,6 +70,10 @@ struct RunMetrics {
   // figures under their own labels, never judged (docs/metrics.md).
   std::optional<double> maxview_final_loss, maxview_tflops_per_s, maxview_tokens_per_s, maxview_avg_step_s,
       maxview_memory_pct;
+  // modded-nanogpt's own mean step time of an imported log (its last
+  // `step_avg`: train_time over the steps, warm-up and validation syncs
+  // included): shown beside twinbench's median, never judged.
+  std::optional<double> nanogpt_step_avg_s;
 };
 
 RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);

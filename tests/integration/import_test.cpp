@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -159,12 +160,18 @@ TEST(Import, SeedOneAndSeedFour) {
   ASSERT_EQ(four.code, 0) << four.err;
   const auto j4 = json::parse(four.out)[0];
   EXPECT_EQ(j4["format"], "nanogpt");
+  EXPECT_EQ(j4["status"], "completed");  // stopped by its wall-clock cap, on purpose
   EXPECT_GT(j4["steps"].get<int>(), 10);
   const auto exported = twinbench("export --format json --steps --variant seed004 --db " + db);
   ASSERT_EQ(exported.code, 0) << exported.err;
   const auto steps = json::parse(exported.out)[0]["steps"];
   ASSERT_EQ(steps.size(), j4["steps"].get<size_t>());
-  for (const auto& s : steps) EXPECT_TRUE(s["step_time_s"].is_number() && s["step_time_s"] > 0) << s.dump();
+  // Step 0 is its validation, before any training: no time, no training loss.
+  EXPECT_EQ(steps[0]["step"], 0);
+  EXPECT_TRUE(steps[0]["step_time_s"].is_null()) << steps[0].dump();
+  EXPECT_EQ(steps[0]["eval_loss"], 6.9372);
+  for (size_t i = 1; i < steps.size(); ++i)
+    EXPECT_TRUE(steps[i]["step_time_s"].is_number() && steps[i]["step_time_s"] > 0) << steps[i].dump();
 }
 
 TEST(Import, BadInputIsAClearErrorAndStoresNothing) {
@@ -180,30 +187,34 @@ TEST(Import, BadInputIsAClearErrorAndStoresNothing) {
   write("badjson.jsonl", "{\"step\": 0, \"loss\": 1.0}\n{\"step\": 1, \"loss\": \"high\"}\n");
   const struct {
     const char* file;
-    std::vector<std::string> expected;  // parts of the message
+    std::vector<std::string> expected;  // parts of the file's line
   } cases[] = {
-      {"empty.log", {"empty.log", "empty file", "expected"}},
-      {"binary.log", {"binary.log", "binary"}},
-      {"nosteps.log", {"nosteps.log", "formats tried", "maxtext", "torchtitan", "nanogpt", "jsonl"}},
-      {"dup.log", {"dup.log:3", "repeats step 1", "line 2"}},
-      {"decreasing.log", {"decreasing.log:3", "step 1 comes after step 2"}},
-      {"badjson.jsonl", {"badjson.jsonl:2", "\"loss\"", "expected"}},
-      {"no-such-file.log", {"no-such-file.log", "cannot open"}},
+      {"empty.log", {"empty.log: failed: ", "empty file", "expected"}},
+      {"binary.log", {"binary.log: failed: ", "binary"}},
+      {"nosteps.log", {"nosteps.log: failed: ", "formats tried", "maxtext", "torchtitan", "nanogpt", "jsonl"}},
+      {"dup.log", {"dup.log: failed: line 3: ", "repeats step 1", "line 2"}},
+      {"decreasing.log", {"decreasing.log: failed: line 3: ", "step 1 comes after step 2"}},
+      {"badjson.jsonl", {"badjson.jsonl: failed: line 2: ", "\"loss\"", "expected"}},
+      {"no-such-file.log", {"no-such-file.log: failed: ", "cannot open"}},
   };
   for (const auto& c : cases) {
     const auto r = twinbench(std::string("import ") + path(c.file) + " --case c --variant bad --db " + db);
     EXPECT_EQ(r.code, 2) << c.file << ": " << r.err;
-    for (const auto& part : c.expected) EXPECT_NE(r.err.find(part), std::string::npos) << c.file << ": " << r.err;
-    EXPECT_NE(r.err.find("nothing was stored"), std::string::npos) << r.err;
+    for (const auto& part : c.expected) EXPECT_NE(r.out.find(part), std::string::npos) << c.file << ": " << r.out;
+    EXPECT_NE(r.err.find("1 of 1 file could not be imported; nothing was stored"), std::string::npos) << r.err;
   }
-  // A bad file among good ones: nothing of the invocation is stored.
+  // A bad file among good ones: the good one is stored, the bad one listed, exit 2.
   const auto mixed = twinbench("import " + fixture("maxtext_nnx.log") + " " + path("dup.log") +
                                " --case c --variant mixed --db " + db);
   EXPECT_EQ(mixed.code, 2);
-  EXPECT_NE(mixed.err.find("1 of 2 files"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.out.find("maxtext_nnx.log: imported as run import-"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("dup.log: failed: line 3: "), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.err.find("1 of 2 files could not be imported; the other 1 was stored"), std::string::npos)
+      << mixed.err;
   const auto runs = stored_runs(db);
-  ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0]["variant"], "good");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["variant"], "mixed");
+  EXPECT_EQ(runs[1]["variant"], "good");
 
   // Non-finite values: a NaN loss is a diverged run; other figures are counted skips.
   write("nan.log", fmt::format(step, 0) + "I0424 09:20:41.097041 1 metric_logger.py:196] completed step: 1, "
@@ -279,10 +290,141 @@ TEST(Import, UnknownContentListsTheFormatsTried) {
   write("notes.txt", "just some text\nno training here\n");
   const auto r = twinbench("import " + path("notes.txt") + " --case c --variant v --db " + path("none.db"));
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("formats tried"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("formats tried"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(path("none.db")));  // nothing opened, nothing written
   const auto bad_format = twinbench("import " + path("notes.txt") + " --format csv --case c --variant v");
   EXPECT_EQ(bad_format.code, 2);
+  // A log given to the wrong --format: the error names the format it looks like.
+  const auto wrong = twinbench("import " + fixture("modded_nanogpt_fp8_excerpt.txt") +
+                               " --format torchtitan --case c --variant v --db " + path("none.db"));
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.out.find("this looks like a nanogpt log, not torchtitan (records from line 57: "), std::string::npos)
+      << wrong.out;
+  EXPECT_NE(wrong.out.find("pass --format nanogpt or --format auto"), std::string::npos) << wrong.out;
+  EXPECT_FALSE(fs::exists(path("none.db")));
+}
+
+// A modded-nanogpt record log `twinbench run` never saw: the steps its
+// train_time gives, no invented training loss, its own step_avg kept.
+TEST(Import, ModdedNanoGptRecordLog) {
+  const std::string db = path("modded.db");
+  const auto r = twinbench("import " + fixture("modded_nanogpt_fp8_excerpt.txt") +
+                           " --case speedrun --variant modded --json --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out)[0];
+  EXPECT_EQ(j["format"], "nanogpt");
+  EXPECT_EQ(j["status"], "completed");
+  EXPECT_EQ(j["steps"], 24);
+  EXPECT_TRUE(j["metrics"]["final_loss"].is_null());  // the log has no training loss
+  EXPECT_EQ(j["metrics"]["eval_loss"], 3.2821);
+  EXPECT_EQ(j["metrics"]["nanogpt_step_avg_s"], 0.05805);
+  EXPECT_TRUE(j["metrics"]["step_time_median_s"].is_number());
+  const auto pair = twinbench("report pair --a modded --b modded --format markdown --db " + db);
+  ASSERT_EQ(pair.code, 0) << pair.err;
+  EXPECT_NE(pair.out.find("| nanogpt step_avg | 0.05805 |"), std::string::npos) << pair.out;
+}
+
+// Gzip files import as the text they hold: the same content plain and
+// compressed is the same run.
+TEST(Import, GzipFilesAreTheSameContent) {
+  const std::string db = path("gzip.db");
+  const std::string text = twinbench::testing::slurp(fixture("modded_nanogpt_2024_excerpt.txt"));
+  write("r2024.txt", text);
+  ASSERT_EQ(twinbench::testing::shell("gzip -c " + path("r2024.txt") + " > " + path("r2024.txt.gz")), 0);
+  const auto packed = twinbench("import " + path("r2024.txt.gz") + " --case speedrun --variant v --json --db " + db);
+  ASSERT_EQ(packed.code, 0) << packed.err;
+  EXPECT_EQ(json::parse(packed.out)[0]["status"], "completed");
+  EXPECT_EQ(json::parse(packed.out)[0]["steps"], 17);
+  const auto plain = twinbench("import " + path("r2024.txt") + " --case speedrun --variant v --db " + db);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("already imported as run import-"), std::string::npos) << plain.out;
+}
+
+// A synthetic modded-nanogpt record log: `steps` training records after a
+// validation at 0, each `ms` + a small wobble long, a validation at the end.
+std::string modded_log(int steps, double ms, int wobble_seed, int peak_mib = 30220) {
+  std::string text = "import os\n" + std::string(100, '=') + "\nRunning PyTorch 2.10.0+cu128 compiled for CUDA 12.8\n" +
+                     std::string(100, '=') + "\n";
+  text += fmt::format("step:0/{} val_loss:10.8296 train_time:0ms step_avg:0.04ms\n", steps);
+  double t = 0;
+  for (int i = 1; i <= steps; ++i) {
+    t += ms + ((i * 7 + wobble_seed * 3) % 5) * 0.4;
+    text += fmt::format("step:{}/{} train_time:{:.0f}ms step_avg:{:.2f}ms\n", i, steps, t, t / i);
+  }
+  text += fmt::format("step:{}/{} val_loss:3.28 train_time:{:.0f}ms step_avg:{:.2f}ms\n", steps, steps, t + 50,
+                      (t + 50) / steps);
+  text += fmt::format("peak memory allocated: {} MiB reserved: 38672 MiB\n", peak_mib);
+  return text;
+}
+
+// Directories and globs: one line per file (imported, already present,
+// failed with the reason), the good ones stored, exit 2 when any failed.
+TEST(Import, DirectoriesAndGlobsListEveryFile) {
+  const std::string db = path("dirs.db");
+  fs::create_directories(path("rec"));
+  write("rec/a.txt", modded_log(40, 30, 1));
+  write("rec/b.txt", modded_log(40, 30, 2));
+  write("rec/README.md", "# not a log\n");  // not a log's name: not read
+  write("rec/broken.log", "no records here\n");
+  const auto first = twinbench("import rec --case speedrun --variant modded --db " + db);
+  EXPECT_EQ(first.code, 2) << first.err;
+  EXPECT_NE(first.out.find("rec/a.txt: imported as run import-"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("rec/b.txt: imported as run import-"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("rec/broken.log: failed: not a recognised training log"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.find("README"), std::string::npos) << first.out;
+  EXPECT_NE(first.err.find("1 of 3 files could not be imported; the other 2 were stored"), std::string::npos)
+      << first.err;
+  ASSERT_EQ(stored_runs(db).size(), 2u);
+
+  // Again, through a quoted glob: present, present, failed.
+  const auto again = twinbench("import 'rec/*' --case speedrun --variant modded --json --db " + db);
+  EXPECT_EQ(again.code, 2);
+  const auto j = json::parse(again.out);
+  ASSERT_EQ(j.size(), 4u);  // the glob names README.md too: a file given by name is read
+  std::map<std::string, std::string> outcome;
+  for (const auto& f : j) outcome[fs::path(f["file"].get<std::string>()).filename().string()] = f["outcome"];
+  EXPECT_EQ(outcome["a.txt"], "present");
+  EXPECT_EQ(outcome["b.txt"], "present");
+  EXPECT_EQ(outcome["broken.log"], "failed");
+  EXPECT_EQ(outcome["README.md"], "failed");
+  EXPECT_EQ(stored_runs(db).size(), 2u);
+
+  const auto none = twinbench("import 'rec/*.jsonl' empty-dir-missing --case speedrun --variant modded --db " + db);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.out.find("rec/*.jsonl: failed: no files match this pattern"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("empty-dir-missing: failed: cannot open"), std::string::npos) << none.out;
+}
+
+// Two records' directories, each labelled by its name, compare like branches.
+TEST(Import, DirectoriesAsBranchesCompare) {
+  const std::string db = path("branches.db");
+  fs::create_directories(path("baseline"));
+  fs::create_directories(path("faster"));
+  for (int i = 0; i < 4; ++i) {
+    // Peaks of the same code differ by 2% (as in a real A/A: 30220 vs 30935 MiB).
+    write(fmt::format("baseline/run{}.txt", i), modded_log(60, 30, i, 30220));
+    write(fmt::format("faster/run{}.txt", i), modded_log(60, 24, i, 30935));
+  }
+  const auto r = twinbench("import baseline faster --branch-from-dir --case speedrun --variant modded --json --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 8u);
+  EXPECT_EQ(j[0]["branch"], "baseline");
+  EXPECT_EQ(j[7]["branch"], "faster");
+  EXPECT_EQ(j[0]["group_id"], j[3]["group_id"]);  // one group per directory
+  EXPECT_NE(j[0]["group_id"], j[4]["group_id"]);
+  const auto cmp = twinbench("compare --baseline baseline --candidate faster --format json --db " + db);
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  const auto c = json::parse(cmp.out)["comparisons"][0];
+  EXPECT_EQ(c["case"], "speedrun");
+  EXPECT_EQ(metric_row(c, "step_time_median_s")["verdict"], "improved");  // 30 -> 24 ms a step
+  EXPECT_EQ(metric_row(c, "nanogpt_step_avg_s")["verdict"], "not judged");
+  EXPECT_EQ(metric_row(c, "peak_memory_bytes")["verdict"], "not judged");  // a log's GPU peak: not exact
+  EXPECT_EQ(c["worst_verdict"], "improved");
+  const auto report = twinbench("report branch --baseline baseline --candidate faster --format markdown --db " + db);
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("| speedrun | modded | improved |"), std::string::npos) << report.out;
+  EXPECT_EQ(twinbench("import baseline --branch x --branch-from-dir --case s --variant v --db " + db).code, 2);
 }
 
 }  // namespace

@@ -139,13 +139,37 @@ TEST(IngestImport, SeedFourKeepsPerStepTimes) {
   ASSERT_GT(run.steps.size(), 10u);
   size_t timed = 0;
   for (const auto& s : run.steps) timed += std::isfinite(s.seconds) && s.seconds > 0 ? 1 : 0;
-  EXPECT_EQ(timed, run.steps.size());
+  EXPECT_EQ(timed, run.steps.size() - 1);  // all but step 0, its validation before any training
+  EXPECT_EQ(run.steps[0].step, 0);
+  EXPECT_TRUE(std::isnan(run.steps[0].loss));
+  EXPECT_EQ(run.run.status, RunStatus::completed);  // 8508 of 20000: stopped by its wall-clock cap
   EXPECT_EQ(run.steps[5].tokens, 49152);
   EXPECT_GT(*metric(run, "step_time_median_s"), 0);
   EXPECT_EQ(*metric(run, "params"), 17059912.0);
   EXPECT_TRUE(metric(run, "eval_loss"));
   EXPECT_TRUE(metric(run, "tokens_per_s_per_device"));
   EXPECT_FALSE(metric(run, "tflops_per_s_per_device"));  // the log gives no FLOPs
+}
+
+// A modded-nanogpt record: no training loss (final_loss missing, not
+// invented), the log's own step_avg beside twinbench's steady median.
+TEST(IngestImport, ModdedNanoGptKeepsStepAvgBesideTheMedian) {
+  const ImportedRun run = import_fixture("modded_nanogpt_fp8_excerpt.txt", "modded");
+  EXPECT_EQ(run.run.status, RunStatus::completed);
+  ASSERT_EQ(run.steps.size(), 24u);
+  EXPECT_FALSE(metric(run, "final_loss"));
+  EXPECT_FALSE(metric(run, "first_loss"));
+  EXPECT_TRUE(has_metric(run, "final_loss"));  // stored, as NULL
+  EXPECT_DOUBLE_EQ(*metric(run, "eval_loss"), 3.2821);
+  EXPECT_DOUBLE_EQ(*metric(run, "nanogpt_step_avg_s"), 0.05805);
+  // Steady state: not the warm-up (steps 0, 1), not the evaluated steps (0,
+  // 250, 1390); 20 steps, median between 0.029 and 0.032 s.
+  EXPECT_EQ(run.metrics.step_time.count, 20);
+  EXPECT_NEAR(*metric(run, "step_time_median_s"), 0.0305, 1e-12);
+  EXPECT_EQ(run.metrics.stall_steps, 0);
+  EXPECT_NEAR(run.metrics.wall_s, 80.694, 1e-9);  // the record's train_time
+  EXPECT_EQ(run.run.device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(metric(run, "params"));
 }
 
 TEST(IngestImport, TorchtitanMfuFromTheLogsPeakOrTheOption) {

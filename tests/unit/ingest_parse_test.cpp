@@ -223,20 +223,39 @@ TEST(IngestNanoGpt, Seed004CollapsedLineWithScriptPrefix) {
   const ParsedLog log = parse_log_file(testing::ingest_fixture("nanogpt_seed004.log"), "nanogpt");
   EXPECT_EQ(log.lines, 1);  // the whole log is one line
   EXPECT_EQ(log.params, 17059912);
-  ASSERT_EQ(log.steps.size(), 52u);  // steps 1..10, then every 200 up to 8400
-  EXPECT_EQ(log.steps.front().step, 1);  // no warmup_step, no f-string from the script
-  EXPECT_EQ(log.steps.back().step, 8400);
-  EXPECT_DOUBLE_EQ(*log.steps[0].seconds, 0.040);  // train_time:40ms from step 0
-  EXPECT_DOUBLE_EQ(*log.steps[1].seconds, 0.062);
+  // Step 0 (its validation), 1..10, then every 200 up to 8400, and the
+  // validation at 8508 where the wall-clock cap stopped the run.
+  ASSERT_EQ(log.steps.size(), 54u);
+  EXPECT_EQ(log.steps.front().step, 0);  // no warmup_step, no f-string from the script
+  EXPECT_FALSE(log.steps.front().loss.has_value());
+  EXPECT_FALSE(log.steps.front().seconds.has_value());
+  EXPECT_DOUBLE_EQ(*log.steps.front().eval_loss, 6.9372);
+  EXPECT_EQ(log.steps[1].step, 1);
+  EXPECT_DOUBLE_EQ(*log.steps[1].seconds, 0.040);  // train_time:40ms from step 0
+  EXPECT_DOUBLE_EQ(*log.steps[2].seconds, 0.062);
   // step:200 after step:10 (654 ms): the mean over the gap.
-  EXPECT_EQ(log.steps[10].step, 200);
-  EXPECT_EQ(log.steps[10].span, 190);
-  EXPECT_NEAR(*log.steps[10].seconds, (10524.0 - 654.0) / 190 / 1000, 1e-12);
-  // After the validation at 1000 (train_time 63809 ms), step 1200 (79075 ms).
-  const ParsedStep& s1200 = log.steps[15];
+  EXPECT_EQ(log.steps[11].step, 200);
+  EXPECT_EQ(log.steps[11].span, 190);
+  EXPECT_NEAR(*log.steps[11].seconds, (10524.0 - 654.0) / 190 / 1000, 1e-12);
+  // Step 1000 runs to its validation's 63809 ms (from step 800's 53332 ms)...
+  EXPECT_EQ(log.steps[15].step, 1000);
+  EXPECT_NEAR(*log.steps[15].seconds, (63809.0 - 53332.0) / 200 / 1000, 1e-12);
+  EXPECT_DOUBLE_EQ(*log.steps[15].eval_loss, 2.3036);
+  // ...and step 1200 (79075 ms) starts there.
+  const ParsedStep& s1200 = log.steps[16];
   EXPECT_EQ(s1200.step, 1200);
   EXPECT_NEAR(*s1200.seconds, (79075.0 - 63809.0) / 200 / 1000, 1e-12);
-  EXPECT_DOUBLE_EQ(*log.steps[14].eval_loss, 2.3036);
+  // The last validation is a step row of its own: 108 steps after 8400.
+  const ParsedStep& last = log.steps.back();
+  EXPECT_EQ(last.step, 8508);
+  EXPECT_EQ(last.span, 108);
+  EXPECT_NEAR(*last.seconds, (599920.0 - 594270.0) / 108 / 1000, 1e-12);
+  EXPECT_FALSE(last.loss.has_value());
+  EXPECT_DOUBLE_EQ(*last.eval_loss, 2.0255);
+  // Stopped by its wall-clock cap at 8508 of 20000: not interrupted.
+  EXPECT_FALSE(log.interrupted.has_value());
+  EXPECT_EQ(log.provenance.at("stopped_early"), "stopping_early: wallclock_cap");
+  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.07051);
   ASSERT_EQ(log.eval_losses.size(), 10u);
   EXPECT_EQ(log.eval_losses.front(), std::make_pair(int64_t{0}, 6.9372));
   EXPECT_EQ(log.eval_losses.back(), std::make_pair(int64_t{8508}, 2.0255));
@@ -246,6 +265,78 @@ TEST(IngestNanoGpt, Seed004CollapsedLineWithScriptPrefix) {
   EXPECT_EQ(log.provenance.at("device"), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(log.provenance.at("warmup_steps_logged"), "20");
   EXPECT_TRUE(log.skipped.empty());
+}
+
+// A modded-nanogpt record (2026): the script echoed first, records without
+// a loss, validations that end their step's time.
+TEST(IngestNanoGpt, ModdedNanoGptRecordLog) {
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("modded_nanogpt_fp8_excerpt.txt"), "auto");
+  EXPECT_EQ(log.format, "nanogpt");
+  EXPECT_EQ(log.provenance.at("format_detection").rfind("auto: nanogpt (records from line 57)", 0), 0u)
+      << log.provenance.at("format_detection");
+  const struct {
+    int64_t step, span;
+    std::optional<double> seconds, eval;
+  } expected[] = {
+      {0, 1, std::nullopt, 10.8296},  // its validation, before any training
+      {1, 1, 0.090, {}},  {2, 1, 0.034, {}},  {3, 1, 0.026, {}},  {4, 1, 0.035, {}},  {5, 1, 0.026, {}},
+      {6, 1, 0.029, {}},  {7, 1, 0.032, {}},  {8, 1, 0.028, {}},  {9, 1, 0.025, {}},  {10, 1, 0.032, {}},
+      {11, 1, 0.023, {}}, {12, 1, 0.037, {}}, {13, 1, 0.027, {}}, {14, 1, 0.036, {}},
+      {249, 235, (8025.0 - 480.0) / 235 / 1000, {}},  // the excerpt's gap: the mean over it
+      {250, 1, 0.070, 4.4779},  // to the validation's synchronised 8095 ms, not 8061
+      {251, 1, 0.023, {}},  {252, 1, 0.028, {}},  {253, 1, 0.027, {}},
+      {1387, 1134, (80352.0 - 8173.0) / 1134 / 1000, {}},
+      {1388, 1, 0.088, {}}, {1389, 1, 0.079, {}},
+      {1390, 1, 0.175, 3.2821},  // 80519 -> 80694 ms
+  };
+  ASSERT_EQ(log.steps.size(), std::size(expected));
+  double total = 0;
+  for (size_t i = 0; i < log.steps.size(); ++i) {
+    const ParsedStep& s = log.steps[i];
+    SCOPED_TRACE(s.step);
+    EXPECT_EQ(s.step, expected[i].step);
+    EXPECT_EQ(s.span, expected[i].span);
+    EXPECT_FALSE(s.loss.has_value());  // the log has no training loss: not invented
+    ASSERT_EQ(s.seconds.has_value(), expected[i].seconds.has_value());
+    if (s.seconds) {
+      EXPECT_NEAR(*s.seconds, *expected[i].seconds, 1e-12);
+      total += *s.seconds * static_cast<double>(s.span);
+    }
+    EXPECT_EQ(s.eval_loss, expected[i].eval);
+    EXPECT_EQ(s.is_eval.value_or(false), expected[i].eval.has_value());
+  }
+  EXPECT_NEAR(total, 80.694, 1e-9);  // the record's own train_time
+  ASSERT_EQ(log.eval_losses.size(), 3u);
+  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.05805);  // the last step_avg
+  EXPECT_FALSE(log.interrupted.has_value());        // step 1390 of 1390
+  EXPECT_FALSE(log.params.has_value());
+  EXPECT_DOUBLE_EQ(*log.memory_bytes, 30908.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*log.memory_total_bytes, 81559.0 * 1024 * 1024);
+  EXPECT_EQ(log.provenance.at("device"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(log.provenance.at("pytorch_version"), "2.10.0+cu128");
+  EXPECT_EQ(log.provenance.at("python_version"), "3.12.3");
+  EXPECT_EQ(log.provenance.at("driver_version"), "580.159.04");
+  for (const auto& [key, value] : log.provenance) EXPECT_NE(key.rfind("config.", 0), 0u) << key;  // no code as config
+  EXPECT_TRUE(log.skipped.empty());
+}
+
+// A 2024 record: train_loss on every step, and a clock reset after 10 steps.
+TEST(IngestNanoGpt, ModdedNanoGpt2024ClockReset) {
+  const ParsedLog log = parse_log_file(testing::ingest_fixture("modded_nanogpt_2024_excerpt.txt"), "auto");
+  ASSERT_EQ(log.steps.size(), 17u);  // 0 (validation), 1..13, 1748..1750
+  EXPECT_DOUBLE_EQ(*log.steps[1].loss, 10.8258);
+  EXPECT_DOUBLE_EQ(*log.steps[1].seconds, 24.389);  // compilation, timed from step 0
+  EXPECT_NEAR(*log.steps[10].seconds, 0.150, 1e-12);
+  EXPECT_EQ(log.steps[11].step, 11);
+  EXPECT_NEAR(*log.steps[11].seconds, 0.110, 1e-12);  // train_time:110ms after 25678ms: the clock restarted
+  EXPECT_NEAR(*log.steps[12].seconds, 0.148, 1e-12);
+  EXPECT_EQ(log.provenance.at("train_time_resets"), "1");
+  EXPECT_NEAR(*log.steps[14].seconds, (279010.0 - 405.0) / 1735 / 1000, 1e-12);
+  EXPECT_NEAR(*log.steps.back().seconds, 0.220, 1e-12);  // to the final validation's 279398 ms
+  EXPECT_DOUBLE_EQ(*log.steps.back().loss, 3.2751);
+  EXPECT_DOUBLE_EQ(*log.steps.back().eval_loss, 3.2745);
+  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.16057);
+  EXPECT_FALSE(log.interrupted.has_value());
 }
 
 TEST(IngestNanoGpt, MultiLineLogWithScriptAndRankTags) {
@@ -260,13 +351,15 @@ TEST(IngestNanoGpt, MultiLineLogWithScriptAndRankTags) {
       "\x1b[32mstep:20/100\x1b[0m train_loss:6.0000 train_time:1800ms step_avg:90.00ms\n";
   const ParsedLog log = parse_text(text, "auto");
   EXPECT_EQ(log.format, "nanogpt");
-  ASSERT_EQ(log.steps.size(), 2u);
-  EXPECT_EQ(log.steps[0].span, 10);
-  EXPECT_DOUBLE_EQ(*log.steps[0].seconds, 0.1);
-  EXPECT_DOUBLE_EQ(*log.steps[1].seconds, 0.08);
-  EXPECT_DOUBLE_EQ(*log.steps[1].tokens, 4096);
+  ASSERT_EQ(log.steps.size(), 3u);  // the validation at 0, steps 10 and 20
+  EXPECT_EQ(log.steps[1].span, 10);
+  EXPECT_DOUBLE_EQ(*log.steps[1].seconds, 0.1);
+  EXPECT_DOUBLE_EQ(*log.steps[2].seconds, 0.08);
+  EXPECT_DOUBLE_EQ(*log.steps[2].tokens, 4096);
   EXPECT_EQ(log.params, 123456);
-  EXPECT_EQ(log.steps[1].line, 9);
+  EXPECT_EQ(log.steps[2].line, 9);
+  EXPECT_EQ(log.provenance.at("config.world_size"), "2");
+  EXPECT_EQ(*log.interrupted, "the log ends at step 20 of the 100 the run planned (a file cut mid-run?)");
 }
 
 TEST(IngestNanoGpt, RepeatedStepNamesBothColumns) {
