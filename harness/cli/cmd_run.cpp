@@ -59,7 +59,7 @@ std::vector<std::string> overrides_of(const ExecOpts& o) {
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("overrides", o.overrides, "config overrides key=value");
   cmd->add_option("--variant,--variants", o.variants,
-                  "implementation(s), comma-separated: functional, module, eager, or a case's [external.NAME]");
+                  "implementation(s), comma-separated: functional, module, eager, compiled, eager-debian, linen, nnx, or a case's [external.NAME]");
   cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--db", o.db, "SQLite file the runs are stored in");
