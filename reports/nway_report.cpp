@@ -20,12 +20,14 @@ namespace {
 constexpr const char* kNwayColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                                        "#7f7f7f", "#bcbd22", "#17becf"};
 
-bool is_timing(const compare::MetricComparison& m) {
-  return m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate;
+// What changed against the reference, short enough for a column per implementation:
+// a time's change with its interval, a rate's relative change (its verdict is its
+// time's), an exact metric's diff.
+std::string change_text(const compare::MetricComparison& m) {
+  if (m.spec.judge == metrics::Judge::kTime) return m.change;
+  if (m.spec.judge == metrics::Judge::kRate) return m.rel_diff ? fmt::format("{:+.1f}%", 100 * *m.rel_diff) : "";
+  return format_diff(m);
 }
-
-// What changed against the reference: the interval for timings, the diff for exact metrics.
-std::string change_text(const compare::MetricComparison& m) { return is_timing(m) ? m.change : format_diff(m); }
 
 // "value" over "change badge" in one cell.
 std::string against_cell(const compare::MetricComparison& m) {
@@ -91,7 +93,7 @@ std::string loss_curves(const NwayCase& c) {
   return series.empty() ? "" : html::line_chart(series, o);
 }
 
-// Cases down, implementations across: each cell the worst verdict and the step-time change.
+// Cases down, implementations across: each cell the worst verdict and the median step-time change.
 std::string summary_grid(const NwayReport& r) {
   std::vector<std::string> head = {"Case"};
   for (size_t i = 1; i < r.variants.size(); ++i) head.push_back(html::escape(r.variants[i] + " vs " + r.reference));
@@ -101,7 +103,7 @@ std::string summary_grid(const NwayReport& r) {
     for (const auto& x : c.against) {
       std::string step = "";
       for (const auto& m : x.metrics)
-        if (m.spec.name == "step_time_mean_s" && m.candidate) step = change_text(m);
+        if (m.spec.name == "step_time_median_s" && m.candidate) step = change_text(m);
       const bool measured = x.status_a == "completed" && x.status_b == "completed";
       row.push_back(measured ? html::badge(compare::to_string(x.worst)) + " <small>" + html::escape(step) + "</small>"
                              : html::badge(x.status_b));
