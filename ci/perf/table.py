@@ -1,17 +1,21 @@
 #!/usr/bin/python3
-"""The table ci/perf.sh prints from the JSON files it wrote into OUT:
-calibrate-<env>-<round>.json, <impl>-<env>-<shape>-<dtype>-<round>.json
-(impl: functional, module, eager).
+"""The table ci/perf.sh prints from what it wrote into OUT:
+calibrate-<env>-<round>.json, <impl>-<env>-<shape>-<dtype>-<round>.json (the
+`twinbench run --json` of each implementation) and <env>.db (the store, for
+each run's first-step time).
 
-Per implementation: medians over the rounds of tokens/s, step time, model TFLOP/s and
-the share of that round's calibrated peak. Ratios are per round (the processes of one
-round ran back to back), summarised as their geometric mean with a 95% t-interval on
+Per implementation: medians over the rounds of tokens/s, step time, model
+TFLOP/s, the share of that round's calibrated peak and the first-step time
+(torch.compile's and XLA's compilation). Ratios of tokens/s against `eager` and
+against `compiled` (when they ran) are per round (the processes of one round
+ran back to back), summarised as their geometric mean with a 95% t-interval on
 the log ratios: the round, not the step, is the unit of replication.
 
-    ci/perf/table.py OUT ROUNDS "8x256 4x128" "fp32" "default"
+    ci/perf/table.py OUT ROUNDS "8x256 4x128" "fp32" "default" "functional module eager compiled"
 """
 import json
 import math
+import sqlite3
 import statistics
 import sys
 
@@ -40,9 +44,20 @@ def show(ratio, interval):
     return f"{ratio:.2f}x [{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
+def first_step_seconds(db_path, run_ids):
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as db:
+        out = []
+        for run_id in run_ids:
+            row = db.execute("SELECT value FROM run_metrics WHERE run_id = ? AND name = 'first_step_s'",
+                             (run_id,)).fetchone()
+            out.append(row[0] if row else float("nan"))
+        return out
+
+
 def main():
     out, rounds = sys.argv[1], int(sys.argv[2])
-    shapes, dtypes, envs = sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
+    shapes, dtypes, envs, impls = sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split(), sys.argv[6].split()
+    anchors = [a for a in ("eager", "compiled") if a in impls]
     med = statistics.median
     for e in envs:
         peaks = [{c["dtype"]: c for c in load_all(f"{out}/calibrate-{e}-{r}.json")} for r in range(rounds)]
@@ -53,29 +68,33 @@ def main():
         for shape in shapes:
             for dt in dtypes:
                 tag = f"{e}-{shape}-{dt}"
-                tb = {i: [load(f"{out}/{i}-{tag}-{r}.json") for r in range(rounds)] for i in ("functional", "module")}
-                eager = [load(f"{out}/eager-{tag}-{r}.json") for r in range(rounds)]
-                for runs in tb.values():
-                    bad = [x for x in runs if x["status"] != "completed"]
+                runs = {i: [load(f"{out}/{i}-{tag}-{r}.json") for r in range(rounds)] for i in impls}
+                for i, rs in runs.items():
+                    bad = [x for x in rs if x["status"] != "completed"]
                     if bad:
-                        sys.exit(f"table.py: a run did not complete: {bad[0]}")
-                per_token = tb["functional"][0]["tflops_per_s_per_device"] / tb["functional"][0]["tokens_per_s_per_device"]
-                tps = {i: [x["tokens_per_s_per_device"] for x in runs] for i, runs in tb.items()}
-                tps["eager"] = [g["tokens_per_s"] for g in eager]
-                step = {i: [x["step_time_median_s"] for x in runs] for i, runs in tb.items()}
-                step["eager"] = [g["step_time_median_s"] for g in eager]
+                        sys.exit(f"table.py: a run of {i} did not complete: {bad[0]}")
+                one = runs[impls[0]][0]
+                per_token = one["tflops_per_s_per_device"] / one["tokens_per_s_per_device"]
+                tps = {i: [x["tokens_per_s_per_device"] for x in rs] for i, rs in runs.items()}
+                step = {i: [x["step_time_median_s"] for x in rs] for i, rs in runs.items()}
+                first = {i: first_step_seconds(f"{out}/{e}.db", [x["run_id"] for x in rs]) for i, rs in runs.items()}
                 batch, seq = shape.split("x")
-                print(f"\nsmall preset, batch {batch} x {seq}, {dt}, {e} environment, {rounds} rounds "
-                      f"(median; ratios: geometric mean [95% interval] of the per-round ratios)")
-                print(f"{'':<11} {'tok/s':>7} {'step s':>7} {'TFLOP/s':>8} {'% peak':>7}  {'vs eager':<20}")
-                for i in ("eager", "functional", "module"):
+                print(f"\n{one['case']} ({batch} x {seq}), {dt}, {e} environment, {rounds} rounds "
+                      f"(median; ratios of tokens/s: geometric mean [95% interval] of the per-round ratios)")
+                header = f"{'':<13} {'tok/s':>7} {'step s':>7} {'TFLOP/s':>8} {'% peak':>7} {'1st step s':>10}"
+                print(header + "".join(f"  {'vs ' + a:<20}" for a in anchors))
+                for i in impls:
                     share = [per_token * t / p[dt]["peak_tflops"] for t, p in zip(tps[i], peaks)]
-                    vs = "1.00x" if i == "eager" else show(*ratio_interval([a / b for a, b in zip(tps[i], tps["eager"])]))
-                    print(f"{i:<11} {med(tps[i]):>7.0f} {med(step[i]):>7.3f} {per_token * med(tps[i]):>8.4f} "
-                          f"{100 * med(share):>6.1f}%  {vs:<20}")
-                r, ci = ratio_interval([m / f for m, f in zip(step["module"], step["functional"])])
-                ci_text = "" if ci is None else f" [{100 * (ci[0] - 1):+.1f}%, {100 * (ci[1] - 1):+.1f}%]"
-                print(f"module vs functional step time: {100 * (r - 1):+.1f}%{ci_text}")
+                    line = (f"{i:<13} {med(tps[i]):>7.0f} {med(step[i]):>7.3f} {per_token * med(tps[i]):>8.4f} "
+                            f"{100 * med(share):>6.1f}% {med(first[i]):>10.2f}")
+                    for a in anchors:
+                        vs = "1.00x" if i == a else show(*ratio_interval([x / y for x, y in zip(tps[i], tps[a])]))
+                        line += f"  {vs:<20}"
+                    print(line)
+                if "functional" in impls and "module" in impls:
+                    r, ci = ratio_interval([m / f for m, f in zip(step["module"], step["functional"])])
+                    ci_text = "" if ci is None else f" [{100 * (ci[0] - 1):+.1f}%, {100 * (ci[1] - 1):+.1f}%]"
+                    print(f"module vs functional step time: {100 * (r - 1):+.1f}%{ci_text}")
 
 
 def load_all(path):

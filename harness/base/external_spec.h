@@ -1,6 +1,7 @@
 // An external variant: a trainer twinbench runs as a child process and reads
 // the steps of from its stdout (docs/external.md). Declared by a case's
-// `[external.NAME]` section, or built in (`eager`, variants/eager/train.py).
+// `[external.NAME]` section, or built in (`eager`, `compiled`, `eager-debian`,
+// `linen`, `nnx`: variants/eager/train.py and variants/flax_decoder/train.py).
 // Plain data; the executor that runs it is harness/run/external.cpp.
 #pragma once
 
@@ -25,9 +26,11 @@ struct ExternalSpec {
   bool same_model = false;
   int64_t max_output_bytes = int64_t{64} << 20;  // stdout beyond this: failed (flooding)
   std::string where;                 // "cases/x.toml:12" or "built in"
+  std::string missing_hint;          // added to "command not found" (how to install the interpreter)
 };
 
-// The external variants every config has without a case section: `eager`.
+// The external variants every config has without a case section: eager,
+// compiled, eager-debian, linen and nnx (docs/external.md).
 std::map<std::string, ExternalSpec> builtin_externals();
 
 }  // namespace twinbench

@@ -1,4 +1,5 @@
-// `[external.NAME]` sections (see external_toml.h) and the built-in `eager`.
+// `[external.NAME]` sections (see external_toml.h) and the built-in external
+// implementations: eager, compiled, eager-debian, linen, nnx.
 #include "harness/base/external_toml.h"
 
 #include <fmt/format.h>
@@ -12,18 +13,34 @@
 namespace twinbench {
 
 std::map<std::string, ExternalSpec> builtin_externals() {
-  ExternalSpec eager;
-  eager.name = "eager";
-  // PyTorch eager, shipped with twinbench: the same model, weights and batches.
-  // Debian's python3-torch lives under /usr/bin/python3; a python3 earlier on
-  // $PATH (pyenv, a venv) may lack torch. $TWINBENCH_PYTHON picks another.
-  std::string python = "python3";
-  if (const char* env = std::getenv("TWINBENCH_PYTHON"); env && *env) python = env;
-  else if (std::filesystem::exists("/usr/bin/python3")) python = "/usr/bin/python3";
-  eager.command = {python, std::string(TWINBENCH_SOURCE_DIR) + "/variants/eager/train.py"};
-  eager.same_model = true;
-  eager.where = "built in (variants/eager/train.py)";
-  return {{eager.name, eager}};
+  // The project venv's Python (ci/venv.sh; the CMake cache variable
+  // TWINBENCH_VENV_PYTHON) runs PyTorch 2.x and Flax; $TWINBENCH_PYTHON picks another.
+  std::string venv_python = TWINBENCH_VENV_PYTHON;
+  if (const char* env = std::getenv("TWINBENCH_PYTHON"); env && *env) venv_python = env;
+  const std::string variants = std::string(TWINBENCH_SOURCE_DIR) + "/variants/";
+  const std::string venv_hint = fmt::format("{} comes from the project venv: run ci/venv.sh, or set TWINBENCH_PYTHON",
+                                            venv_python);
+  std::map<std::string, ExternalSpec> out;
+  const auto add = [&](const std::string& name, const std::string& python, const std::string& script,
+                       std::vector<std::string> args, const std::string& hint) {
+    ExternalSpec spec;
+    spec.name = name;
+    spec.command = {python, variants + script};
+    spec.command.insert(spec.command.end(), args.begin(), args.end());
+    spec.same_model = true;  // twinbench's model: the canonical weights and the batches are handed over
+    spec.where = fmt::format("built in (variants/{})", script);
+    spec.missing_hint = hint;
+    out[name] = spec;
+  };
+  // PyTorch 2.x eager and torch.compile (inductor) of the same model, from the venv.
+  add("eager", venv_python, "eager/train.py", {}, venv_hint);
+  add("compiled", venv_python, "eager/train.py", {"--compile"}, venv_hint);
+  // The same eager trainer on Debian's python3-torch (LibTorch 1.13, the Debian build line's reference).
+  add("eager-debian", "/usr/bin/python3", "eager/train.py", {}, "install python3-torch (ci/setup.sh)");
+  // Flax Linen and Flax NNX (docs/frameworks.md), from the venv.
+  add("linen", venv_python, "flax_decoder/train.py", {"--api", "linen"}, venv_hint);
+  add("nnx", venv_python, "flax_decoder/train.py", {"--api", "nnx"}, venv_hint);
+  return out;
 }
 
 namespace {
@@ -35,7 +52,7 @@ bool valid_name(const std::string& name) {
   return true;
 }
 
-// "{source_dir}" (twinbench's source tree, where `eager` lives) and
+// "{source_dir}" (twinbench's source tree, where the built-in trainers live) and
 // "{case_dir}" (the case file's folder), so case files need no absolute paths.
 std::string expand(std::string text, const std::string& case_dir) {
   for (const auto& [key, value] : {std::pair<std::string, std::string>{"{source_dir}", TWINBENCH_SOURCE_DIR},
@@ -60,7 +77,7 @@ void parse_external_sections(const std::string& path, const toml::table& table,
     if (!valid_name(name))
       throw ConfigError(where(node), section, "a variant name is letters, digits, '_' and '-' only");
     ExternalSpec spec;
-    if (const auto it = specs.find(name); it != specs.end()) spec = it->second;  // a case may adjust `eager`
+    if (const auto it = specs.find(name); it != specs.end()) spec = it->second;  // a case may adjust a built-in one
     spec.name = name;
     spec.where = where(node);
     for (auto&& [kk, v] : *body) {
@@ -71,6 +88,7 @@ void parse_external_sections(const std::string& path, const toml::table& table,
         const auto* arr = v.as_array();
         if (!arr || arr->empty()) fail("expected a non-empty array of strings (argv; never run through a shell)");
         spec.command.clear();
+        spec.missing_hint.clear();  // a built-in's install hint does not fit another command
         for (auto&& item : *arr) {
           const auto s = item.value_exact<std::string>();
           if (!s || s->empty()) fail("every element must be a non-empty string");

@@ -1,4 +1,4 @@
-// `twinbench report pair|branch|nightly|index` (HTML folder, markdown or JSON) and
+// `twinbench report pair|nway|branch|nightly|index` (HTML folder, markdown or JSON) and
 // `twinbench compare` (CI gating on a branch comparison).
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 #include "reports/branch_report.h"
 #include "reports/index_page.h"
 #include "reports/nightly_report.h"
+#include "reports/nway_report.h"
 #include "reports/pair_report.h"
 
 namespace twinbench::cli {
@@ -97,6 +98,34 @@ void add_report_command(CLI::App& app, int& exit_code) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << fmt::format("pair report: {} cases rendered in {:.3f} s\n", report.cases.size(), seconds);
       std::cout << (std::filesystem::path(p->r.out) / "index.html").string() << "\n";
+    }
+    exit_code = kExitOk;
+  });
+
+  struct NwayOpts {
+    ReportOpts r;
+    std::string group, reference = "functional", variants;
+  };
+  auto w = std::make_shared<NwayOpts>();
+  auto* nway = report->add_subcommand("nway", "every implementation of one run group against a reference, one page");
+  add_report_options(nway, w->r);
+  nway->add_option("--group", w->group, "run group (default: the newest)");
+  nway->add_option("--reference", w->reference, "the implementation the others are compared with (default functional)");
+  nway->add_option("--variants", w->variants, "implementations to show, comma-separated (default: all in the group)");
+  nway->callback([w, &exit_code] {
+    const auto db = open_existing(w->r.db);
+    store::RunFilter filter;
+    filter.group_id = compare::resolve_group(db, w->group);
+    const auto report = reports::build_nway_report(compare::load_runs(db, filter), *filter.group_id, w->reference,
+                                                   split_commas(w->variants), compare_options(w->r));
+    if (w->r.format == "markdown") {
+      std::cout << reports::nway_markdown(report);
+    } else if (w->r.format == "json") {
+      std::cout << reports::nway_json(report) << "\n";
+    } else {
+      reports::write_report_file(w->r.out, "nway.html", reports::nway_html(report));
+      refresh_index(w->r.out, compare::load_runs(db), nullptr);
+      std::cout << (std::filesystem::path(w->r.out) / "nway.html").string() << "\n";
     }
     exit_code = kExitOk;
   });

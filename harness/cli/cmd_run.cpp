@@ -64,7 +64,7 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                   "auto (default: a CUDA device when there is one and the case allows it, else the CPU), cpu, "
                   "cuda or cuda:N; data-parallel workers take one CUDA device each");
   cmd->add_option("--variant,--variants", o.variants,
-                  "implementation(s), comma-separated: functional, module, eager, or a case's [external.NAME]");
+                  "implementation(s), comma-separated: functional, module, eager, compiled, eager-debian, linen, nnx, or a case's [external.NAME]");
   cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--db", o.db, "SQLite file the runs are stored in");

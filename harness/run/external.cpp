@@ -355,7 +355,9 @@ RunOutcome ExternalExecutor::execute(const RunRequest& request, const RunnerOpti
     std::optional<ingest::ParsedLog> log;
     if (run.status == RunStatus::running) {
       if (run.exit.exit_code == 127 && run.steps.empty() && tail.find("cannot start") != std::string::npos)
-        run.status = RunStatus::failed, run.reason = fmt::format("command not found: {}", tail);
+        run.status = RunStatus::failed,
+        run.reason = fmt::format("command not found: {}{}", tail,
+                                 spec.missing_hint.empty() ? "" : " (" + spec.missing_hint + ")");
       else if (run.exit.exit_code != 0)
         run.status = RunStatus::failed,
         run.reason = with_tail(run.exit.term_signal ? fmt::format("killed by signal {}", run.exit.term_signal)

@@ -233,37 +233,50 @@ TEST_F(External, BadSectionsNameFileLineAndKey) {
   EXPECT_NE(unknown.err.find("unknown variant 'nosuch'"), std::string::npos) << unknown.err;
 }
 
-// The shipped `eager` implementation: same weights, same batches, same loss at step 0.
-TEST_F(External, EagerMatchesTheCppImplementationsAtStepZero) {
-  if (shell("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0 &&
-      shell("python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "python3 cannot import torch (install python3-torch): eager parity not checked";
-  const Result r = cli().run("run --preset tiny --variants functional,module,eager --db " + db("eager") +
+// `eager-debian`, the eager trainer on Debian's python3-torch (LibTorch 1.13): same weights,
+// same batches, same loss at step 0. (The venv's eager, compiled, linen and nnx: frameworks_test.cpp.)
+TEST_F(External, EagerDebianMatchesTheCppImplementationsAtStepZero) {
+  if (shell("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch): eager-debian parity not checked";
+  const Result r = cli().run("run --preset tiny --variants functional,module,eager-debian --db " + db("eager") +
                              " train.steps=4 train.batch=2 train.seq_len=32");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(status("eager", "eager"), "completed") << reason("eager", "eager");
-  EXPECT_NE(r.out.find("eager vs functional"), std::string::npos) << r.out;  // three columns, against the first
+  EXPECT_EQ(status("eager", "eager-debian"), "completed") << reason("eager", "eager-debian");
+  EXPECT_NE(r.out.find("eager-debian vs functional"), std::string::npos) << r.out;  // three columns, against the first
   const auto loss0 = [&](const std::string& v) {
     return std::stod(query_text(db("eager"), "SELECT printf('%.17g', loss) FROM steps JOIN runs USING (run_id) "
                                              "WHERE step = 0 AND variant = '" + v + "'"));
   };
-  const double f = loss0("functional"), m = loss0("module"), e = loss0("eager");
-  EXPECT_LE(std::abs(e - f) / std::abs(f), 1e-6) << "eager " << e << " functional " << f;
-  EXPECT_LE(std::abs(e - m) / std::abs(m), 1e-6) << "eager " << e << " module " << m;
+  const double f = loss0("functional"), m = loss0("module"), e = loss0("eager-debian");
+  EXPECT_LE(std::abs(e - f) / std::abs(f), 1e-6) << "eager-debian " << e << " functional " << f;
+  EXPECT_LE(std::abs(e - m) / std::abs(m), 1e-6) << "eager-debian " << e << " module " << m;
   // The whole curve within the default parity tolerance (measure.parity_tolerance = 1e-5).
   for (int step = 1; step < 4; ++step) {
     const auto loss = [&](const std::string& v) {
       return std::stod(query_text(db("eager"), "SELECT printf('%.17g', loss) FROM steps JOIN runs USING (run_id) "
                                                "WHERE step = " + std::to_string(step) + " AND variant = '" + v + "'"));
     };
-    EXPECT_LE(std::abs(loss("eager") - loss("functional")) / std::abs(loss("functional")), 1e-5) << "step " << step;
+    EXPECT_LE(std::abs(loss("eager-debian") - loss("functional")) / std::abs(loss("functional")), 1e-5)
+        << "step " << step;
   }
   // Unsupported cases are skipped with the reason, not failed.
-  const Result bf16 = cli().run("run --preset tiny --variants eager --db " + db("eager_bf16") +
+  const Result bf16 = cli().run("run --preset tiny --variants eager-debian --db " + db("eager_bf16") +
                                 " train.steps=2 train.dtype=bf16");
   EXPECT_EQ(bf16.code, 0) << bf16.err;
   EXPECT_EQ(query_text(db("eager_bf16"), "SELECT status FROM runs"), "skipped");
   EXPECT_NE(query_text(db("eager_bf16"), "SELECT reason FROM runs").find("bf16"), std::string::npos);
+}
+
+// A built-in implementation whose interpreter is missing fails saying how to get it.
+TEST_F(External, MissingInterpreterSaysHowToInstallIt) {
+  const int code = shell("export TWINBENCH_PYTHON=/nonexistent/python && " +
+                         cli().command("run --preset tiny --variants nnx --db " + db("nopython") + " train.steps=2") +
+                         " >/dev/null 2>&1");
+  EXPECT_NE(code, 0);
+  EXPECT_EQ(status("nopython", "nnx"), "failed");
+  const std::string why = reason("nopython", "nnx");
+  EXPECT_NE(why.find("command not found"), std::string::npos) << why;
+  EXPECT_NE(why.find("/nonexistent/python comes from the project venv: run ci/venv.sh"), std::string::npos) << why;
 }
 
 }  // namespace

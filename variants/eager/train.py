@@ -1,75 +1,31 @@
-#!/usr/bin/python3
-"""twinbench's third implementation, `eager`: the twinbench decoder in plain
-PyTorch eager, run by twinbench as an external variant (docs/external.md).
+#!/usr/bin/env python3
+"""twinbench's PyTorch implementations, run by twinbench as external variants
+(docs/external.md): the twinbench decoder in plain PyTorch, written with the
+same ops in the same order as models/ops.cpp, so the step-0 loss matches the
+C++ implementations' to float rounding.
 
-It reads the case twinbench resolved ($TWINBENCH_CASE_JSON), loads the
-canonical initial weights (safetensors) and the exact token batches the C++
-implementations train on, trains with the same optimizer (AdamW betas
-0.9/0.95, eps 1e-8, weight decay 0.1 on kernels and the embedding, global
-grad-norm clip, warm-up then cosine/linear decay to 0.1 x lr) and prints one
-JSON line per step on stdout. The math is written like models/ops.cpp (same
-ops in the same order), so the step-0 loss matches the C++ implementations'
-to float rounding.
+    train.py             `eager` (the venv's torch 2.x) and `eager-debian`
+                         (Debian's python3-torch 1.13): eager mode
+    train.py --compile   `compiled`: torch.compile (inductor) of the same
+                         model's loss; the compilation happens in step 0,
+                         whose time is the first-step time
 
-Grown from ci/perf/eager_reference.py. Needs Debian's python3-torch (1.13)
-or any later torch; nothing else.
+The case, weights, batches, schedule and step loop are variants/twinbench_trainer.py;
+the optimizer is torch.optim.AdamW with the case's settings, and gradients are
+clipped with clip_grad_norm_ as the C++ trainer does.
 """
-import json
 import math
 import os
-import signal
-import struct
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-STOP = []  # a forwarded SIGINT/SIGTERM: finish the current step, then stop
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import twinbench_trainer as tb  # noqa: E402
 
-
-def emit(obj):
-    print(json.dumps(obj), flush=True)
-
-
-def skip(reason):
-    """Tells twinbench this case is not one eager can run: stored as skipped."""
-    emit({"twinbench_skip": "eager: " + reason})
-    sys.exit(0)
-
-
-# ---- inputs -----------------------------------------------------------------------------
-
-DTYPES = {"F32": torch.float32, "F64": torch.float64, "BF16": torch.bfloat16, "F16": torch.float16,
-          "I64": torch.int64, "I32": torch.int32, "I8": torch.int8, "U8": torch.uint8}
-
-
-def load_safetensors(path):
-    """8-byte little-endian header length, a JSON header, then raw little-endian data."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n].decode("utf-8"))
-    data = memoryview(blob)[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        dtype = DTYPES[info["dtype"]]
-        t = torch.frombuffer(bytearray(data[begin:end]), dtype=dtype) if end > begin else torch.empty(0, dtype=dtype)
-        out[name] = t.reshape(info["shape"]).clone()
-    return out
-
-
-def load_batches(path, spec):
-    """int64 little-endian; per batch inputs [B, S] then targets [B, S]; train batches, then held-out ones."""
-    B, S = spec["batch"], spec["seq_len"]
-    with open(path, "rb") as f:
-        flat = torch.frombuffer(bytearray(f.read()), dtype=torch.int64)
-    pairs = flat.view(-1, 2, B, S)
-    train, held_out = pairs[:spec["train_count"]], pairs[spec["train_count"]:]
-    return [(p[0], p[1]) for p in train], [(p[0], p[1]) for p in held_out]
+COMPILE = "--compile" in sys.argv[1:]
+NAME = os.environ.get("TWINBENCH_VARIANT", "compiled" if COMPILE else "eager")
 
 
 # ---- the model, as models/ops.cpp and models/functional/model.cpp -----------------------
@@ -126,7 +82,7 @@ class Decoder:
 
     def __init__(self, weights, m, seq_len, device):
         self.m = m
-        self.p = {k: v.to(device).requires_grad_(True) for k, v in weights.items()}
+        self.p = {k: torch.from_numpy(v).to(device).requires_grad_(True) for k, v in weights.items()}
         self.cos, self.sin = (t.to(device) for t in rope_table(seq_len, m["head_dim"], m["rope_base"]))
         self.mask = torch.full((seq_len, seq_len), float("-inf"), device=device).triu(1)
 
@@ -151,101 +107,81 @@ class Decoder:
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
 
 
-# ---- training, as harness/run/trainer.cpp -------------------------------------------------
-
-def learning_rate(t, lr_floor, step):
-    if step < t["warmup_steps"]:
-        return t["lr"] * (step + 1) / t["warmup_steps"]
-    if t["schedule"] == "constant":
-        return t["lr"]
-    decay_steps = max(1, t["steps"] - t["warmup_steps"] - 1)
-    progress = min(1.0, (step - t["warmup_steps"]) / decay_steps)
-    floor = lr_floor * t["lr"]
-    if t["schedule"] == "linear":
-        return t["lr"] - (t["lr"] - floor) * progress
-    return floor + 0.5 * (t["lr"] - floor) * (1.0 + math.cos(math.pi * progress))
-
+# ---- training -----------------------------------------------------------------------------
 
 def unsupported(case):
-    m, t = case["model"], case["train"]
-    if t["dtype"] != "fp32":
-        return f"train.dtype = {t['dtype']} is not supported (fp32 only)"
-    if m.get("quant_mode", "none") != "none":
-        return f"quant.mode = {m['quant_mode']} is not supported"
-    if m["dropout"] > 0:
-        return "dropout is not supported (its random stream is twinbench's own)"
-    if case["dist"]["nproc"] > 1:
-        return "data parallel (dist.nproc > 1) is not supported"
-    if t["optimizer"] != "adamw":
-        return f"train.optimizer = {t['optimizer']} is not supported (adamw only)"
+    reason = tb.common_unsupported(case)
+    if reason:
+        return reason
+    if COMPILE and not hasattr(torch, "compile"):
+        return f"torch {torch.__version__} has no torch.compile (PyTorch 2.x needed)"
     if case["device"] == "cuda" and not torch.cuda.is_available():
-        return "the case runs on CUDA and this torch has no CUDA"
-    if not case.get("weights_path") or not case.get("batches_path"):
-        return "twinbench wrote no weights or batches (same_model = false)"
+        return f"the case runs on CUDA and this torch ({torch.__version__}) sees no CUDA device"
     return None
 
 
 def main():
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: STOP.append(1))
-    with open(os.environ["TWINBENCH_CASE_JSON"]) as f:
-        case = json.load(f)
+    case = tb.read_case()
     reason = unsupported(case)
     if reason:
-        skip(reason)
-    torch.set_num_threads(max(1, int(case.get("threads", 1))))
+        tb.skip(NAME, reason)
+    threads = max(1, int(case.get("threads", 1)))
+    torch.set_num_threads(threads)
     device = torch.device(case["device"])
     m, t, o = case["model"], case["train"], case["optimizer"]
-    train_batches, eval_batches = load_batches(case["batches_path"], case["batches"])
-    model = Decoder(load_safetensors(case["weights_path"]), m, t["seq_len"], device)
+    train_batches, eval_batches = tb.load_batches(case["batches_path"], case["batches"])
+    to_device = lambda a: torch.from_numpy(a).to(device)  # noqa: E731
+    train_batches = [(to_device(p[0]), to_device(p[1])) for p in train_batches]
+    eval_batches = [(to_device(p[0]), to_device(p[1])) for p in eval_batches]
+    model = Decoder(tb.load_safetensors(case["weights_path"]), m, t["seq_len"], device)
+    loss_fn = model.loss
+    provenance = {"torch_version": torch.__version__, "python_version": sys.version.split()[0]}
+    if COMPILE:
+        import torch._inductor.config as inductor
+        inductor.compile_threads = threads  # its compile workers, too, stay within the host guard's count
+        # A private cache per run: every run compiles from scratch, so the first-step time is the
+        # compile time, not whatever an earlier run left in /tmp.
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.environ.get("TWINBENCH_OUTPUT_DIR", "/tmp"),
+                                                                      "inductor-cache"))
+        loss_fn = torch.compile(model.loss, backend="inductor", dynamic=False)
+        provenance["torch_compile"] = "inductor"
     params = list(model.p.values())
-    emit({"twinbench_run": {"params": sum(p.numel() for p in params),
-                            "provenance": {"eager_torch_version": torch.__version__,
-                                           "eager_python_version": sys.version.split()[0]}}})
+    tb.emit({"twinbench_run": {"params": sum(p.numel() for p in params), "provenance": provenance}})
     decayed = [p for p in params if p.dim() >= 2]  # kernels and the embedding
     plain = [p for p in params if p.dim() < 2]     # norm scales
     opt = torch.optim.AdamW([{"params": decayed, "weight_decay": o["weight_decay"]},
                              {"params": plain, "weight_decay": 0.0}],
                             lr=t["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"])
-    warmup = max(1, case["measure"]["warmup_steps"])
     accum = t["grad_accum"]
     max_norm = t["clip"] if t["clip"] > 0 else float("inf")
 
-    def evaluate():
-        with torch.no_grad():
-            return sum(model.loss(i.to(device), g.to(device)).item() for i, g in eval_batches) / len(eval_batches)
-
-    forward = 0
-    for step in range(t["steps"]):
-        start = time.perf_counter()
+    def step(s):
         for group in opt.param_groups:
-            group["lr"] = learning_rate(t, o["lr_floor"], step)
+            group["lr"] = tb.learning_rate(t, o["lr_floor"], s)
         opt.zero_grad()
         step_loss = 0.0
-        for _ in range(accum):
-            inputs, targets = train_batches[forward]
-            forward += 1
-            loss = model.loss(inputs.to(device), targets.to(device))
+        for a in range(accum):
+            inputs, targets = train_batches[s * accum + a]
+            loss = loss_fn(inputs, targets)
             (loss / accum).backward()
             step_loss += loss.item()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
-        loss_value = step_loss / accum
-        diverged = not (math.isfinite(loss_value) and math.isfinite(grad_norm))
-        if not diverged:
+        if math.isfinite(step_loss) and math.isfinite(grad_norm):
             opt.step()
         if device.type == "cuda":
             torch.cuda.synchronize()
-        record = {"step": step, "loss": loss_value, "step_time_s": time.perf_counter() - start,
-                  "tokens": t["batch"] * t["seq_len"] * accum, "is_warmup": step < warmup, "grad_norm": grad_norm}
-        last = step + 1 == t["steps"]
-        if not diverged and ((t["eval_every"] > 0 and (step + 1) % t["eval_every"] == 0) or last):
-            record["is_eval"] = True
-            record["eval_loss"] = evaluate()
+        return step_loss / accum, grad_norm
+
+    def evaluate():
+        # torch.compile guards on the grad mode: under no_grad it would compile a second
+        # graph; the compiled function evaluates with autograd on (nothing is stepped).
+        with torch.enable_grad() if COMPILE else torch.no_grad():
+            return sum(loss_fn(i, g).item() for i, g in eval_batches) / len(eval_batches)
+
+    for record in tb.train(case, step, evaluate):
         if device.type == "cuda":
             record["memory_bytes"] = torch.cuda.max_memory_allocated(device)
-        emit(record)
-        if diverged or STOP:
-            break
+        tb.emit(record)
 
 
 if __name__ == "__main__":
