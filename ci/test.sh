@@ -14,13 +14,11 @@ summary=()
 t0=$(date +%s)
 bash ci/setup.sh
 summary+=("setup (apt): $(($(date +%s) - t0)) s")
+t=$(date +%s)
+bash ci/venv.sh  # both lines' tests run the venv's implementations (eager, compiled, linen, nnx)
+summary+=("setup (venv): $(($(date +%s) - t)) s")
 for line in $lines; do
   dir=build; [[ "$line" == cuda ]] && dir=build-cuda
-  if [[ "$line" == cuda ]]; then
-    t=$(date +%s)
-    bash ci/venv.sh
-    summary+=("cuda: setup (venv): $(($(date +%s) - t)) s")
-  fi
   t=$(date +%s)
   bash ci/build.sh "$line"
   summary+=("$line: build: $(($(date +%s) - t)) s")
