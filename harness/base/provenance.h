@@ -28,6 +28,14 @@ struct Provenance {
   // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
   std::string quant_backend = "none";
   std::string gemm_backend;  // fp32 CPU matrix products: "onednn" or "aten" (models/onednn_gemm.h)
+  // "cpu" or "cuda": which loss band judges the run's losses (metrics/loss_bands.h).
+  // Runs stored before it was recorded were all CPU runs.
+  std::string device_kind = "cpu";
+  // A run of a sequential procedure (the adaptive matrix, an `ab` session): the
+  // looks it allowed itself, which every interval over its pairs pays for
+  // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
+  // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
+  int sequential_looks = 0;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

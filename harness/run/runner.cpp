@@ -35,6 +35,8 @@ store::RunRecord run_record(const RunConfig& config, const std::string& variant_
   return record;
 }
 
+}  // namespace
+
 RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, int repeat, const RunnerOptions& o) {
   RunConfig config = config_in;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
@@ -53,6 +55,8 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
   if (config.model.quant_mode != "none") prov.quant_backend = "emulated";
   prov.gemm_backend = gemm::backend();
+  prov.device_kind = o.device.is_cuda() ? "cuda" : "cpu";
+  if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
 
   if (const auto reason = skip_reason(config, load.processes); !reason.empty()) {
@@ -63,8 +67,6 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   }
   return executor_for(config, variant_name, o)->execute({config, record, out, threads}, o);
 }
-
-}  // namespace
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 
