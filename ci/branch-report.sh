@@ -1,20 +1,74 @@
 #!/usr/bin/env bash
-# Per-branch job: run the matrix for the current checkout, compare it with the
-# newest runs of a baseline ref in the same database, render the branch report and
-# print its markdown summary (for a pull-request comment). Exit 1 on regressions.
-#   usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL] [matrix args...]
+# Per-branch gate (docs/verdicts.md, "The branch gate decides"): build the
+# baseline — the merge-base of BASELINE_REF and HEAD, in a git worktree beside
+# this checkout — and the candidate (this checkout), then run them against each
+# other as interleaved, adaptive pairs: one `twinbench ab` session per case and
+# implementation (rounds AB or BA at random until the step-time verdict decides
+# or the session's budget is spent), with the false-alarm rate split over the
+# sessions. Then render the branch report of those sessions and print the
+# markdown summary (for a pull-request comment). Exit 1 when a session found a
+# regression, 2 when a session could not run (a refusal: its message says why).
+#   usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]
+# Environment:
 #   TWINBENCH_DB (default twinbench.db), TWINBENCH_OUT (default twinbench-report)
+#   TWINBENCH_GATE_CASES     cases to gate on (default "01_base")
+#   TWINBENCH_GATE_VARIANTS  implementations (default "functional")
+#   TWINBENCH_GATE_BUDGET    seconds per session (default 600; `ab --budget`)
+#   TWINBENCH_GATE_MAX_ROUNDS  pairs per session at most (default 24; `ab --max-rounds`)
+#   TWINBENCH_GATE_ALPHA     false-alarm rate of the whole gate (default 0.05)
+#   TWINBENCH_THREADS        intra-op threads of every run (default 1: half the run-level noise
+#                            of 2 threads here, docs/verdicts.md "Less noise")
+#   TWINBENCH_GATE_A, TWINBENCH_GATE_B  prebuilt baseline / candidate (executables or build
+#                            directories): nothing is built (measurement campaigns, ci/gate_campaign.sh)
+#   TWINBENCH_BASELINE_DIR   the baseline's worktree (default .twinbench-baseline)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-baseline="${1:?usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL] [matrix args...]}"
-shift
-candidate="${1:-${TWINBENCH_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}"
-[[ $# -gt 0 ]] && shift
+baseline="${1:?usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]}"
+candidate="${2:-${TWINBENCH_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}"
 db="${TWINBENCH_DB:-twinbench.db}"
 out="${TWINBENCH_OUT:-twinbench-report}"
-bash ci/setup.sh
-bash ci/build.sh
+export TWINBENCH_THREADS="${TWINBENCH_THREADS:-1}"
+read -r -a cases <<< "${TWINBENCH_GATE_CASES:-01_base}"
+read -r -a variants <<< "${TWINBENCH_GATE_VARIANTS:-functional}"
+
+if [[ -n ${TWINBENCH_GATE_A:-} || -n ${TWINBENCH_GATE_B:-} ]]; then
+  a="${TWINBENCH_GATE_A:?TWINBENCH_GATE_B needs TWINBENCH_GATE_A}"
+  b="${TWINBENCH_GATE_B:?TWINBENCH_GATE_A needs TWINBENCH_GATE_B}"
+  base_commit=$(git merge-base "$baseline" HEAD 2>/dev/null || echo prebuilt)
+else
+  bash ci/setup.sh
+  bash ci/build.sh
+  base_commit=$(git merge-base "$baseline" HEAD)
+  base_dir="${TWINBENCH_BASELINE_DIR:-.twinbench-baseline}"
+  if [[ -d $base_dir ]]; then
+    git -C "$base_dir" checkout --quiet --detach "$base_commit"
+  else
+    git worktree add --quiet --detach "$base_dir" "$base_commit"
+  fi
+  echo "branch gate: baseline $baseline at the merge-base ${base_commit:0:9}, built in $base_dir" >&2
+  bash "$base_dir/ci/build.sh"
+  a="$base_dir/build"
+  b="build"
+fi
 tb=build/harness/twinbench
-$tb matrix --reduced --repeats 2 --db "$db" --branch "$candidate" "$@"
-$tb report branch --db "$db" --baseline "$baseline" --candidate "$candidate" --out "$out"
-$tb compare --db "$db" --baseline "$baseline" --candidate "$candidate" --fail-on-regression | tee "$out/branch.md"
+[[ -x $tb ]] || tb="$b"  # a prebuilt candidate executable reads the store as well
+label_a="$baseline@${base_commit:0:9}"
+label_b="$candidate"
+sessions=$(( ${#cases[@]} * ${#variants[@]} ))
+# Bonferroni over the sessions: the whole gate raises a false alarm with probability at most alpha.
+alpha=$(python3 -c "print(${TWINBENCH_GATE_ALPHA:-0.05} / $sessions)")
+status=0
+for c in "${cases[@]}"; do
+  for v in "${variants[@]}"; do
+    rc=0
+    # Each build records its own commit (CI's TWINBENCH_COMMIT would label both alike).
+    env -u TWINBENCH_COMMIT -u TWINBENCH_BRANCH "$tb" ab --a "$a" --b "$b" --case "$c" --variant "$v" --db "$db" \
+      --label-a "$label_a" --label-b "$label_b" --alpha "$alpha" --budget "${TWINBENCH_GATE_BUDGET:-600}" \
+      --max-rounds "${TWINBENCH_GATE_MAX_ROUNDS:-24}" --fail-on-regression >&2 || rc=$?
+    if (( rc == 1 )); then status=1; elif (( rc != 0 )); then exit "$rc"; fi
+  done
+done
+mkdir -p "$out"
+"$tb" report branch --db "$db" --baseline "$label_a" --candidate "$label_b" --out "$out" >&2
+"$tb" compare --db "$db" --baseline "$label_a" --candidate "$label_b" | tee "$out/branch.md"
+exit "$status"

@@ -2,15 +2,25 @@
 # The README's main job: set up, build, calibrate this machine's matmul peak (for
 # MFU), plan every case, then run the CPU matrix — both implementations, every case
 # (06_1b in its [reduced] form, what cannot run here recorded as skipped with the
-# reason), a few repeats — into ./twinbench.db and print the MaxView tables.
-# Then render the pair report and the index for that matrix and print the path of
-# index.html. Extra arguments go to `twinbench matrix` (e.g. --repeats 5 train.steps=20).
+# reason) — into ./twinbench.db and print the MaxView tables. The matrix is
+# adaptive (docs/verdicts.md, "The main job decides"): each case runs as
+# interleaved pairs until its step-time verdict is decisive, its share of the
+# budget is spent or the maximum of pairs is reached. Then render the pair
+# report and the index for that matrix and print the path of index.html.
+# Extra arguments go to `twinbench matrix` (e.g. train.steps=20).
+#   TWINBENCH_THREADS         intra-op threads per run (default 1: half the run-level noise of 2)
+#   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 420)
+#   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 12)
+# The defaults are to be confirmed by ci/main_job_campaign.sh on an idle machine
+# (docs/verdicts.md has the table and the command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 bash ci/build.sh
 tb=build/harness/twinbench
+export TWINBENCH_THREADS="${TWINBENCH_THREADS:-1}"
 $tb calibrate --db twinbench.db
 $tb plan --all
-$tb matrix --reduced --repeats 2 --db twinbench.db "$@"
+$tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-420}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-12}" \
+  --db twinbench.db "$@"
 $tb report pair --db twinbench.db --out twinbench-report

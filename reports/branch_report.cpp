@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "harness/compare/drift.h"
+#include "harness/compare/sessions.h"
 #include "reports/html.h"
 #include "harness/compare/comparison_json.h"
 #include "reports/pair_report.h"
@@ -29,22 +31,28 @@ double worst_change(const Comparison& c) {
 BranchReport build_branch_report(const std::vector<RunView>& all, const std::string& baseline_ref,
                                  const std::string& candidate_ref, const std::vector<std::string>& variants,
                                  const CompareOptions& options) {
+  return build_branch_report(compare::select_branch_sides(all, baseline_ref, candidate_ref, compare::BaselineAt::kTip),
+                             baseline_ref, candidate_ref, variants, options);
+}
+
+BranchReport build_branch_report(compare::BranchSides sides, const std::string& baseline_ref,
+                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
+                                 const CompareOptions& options) {
   BranchReport r;
   r.baseline_ref = baseline_ref;
   r.candidate_ref = candidate_ref;
-  // Refs as users type them: branch labels, commit prefixes, or any git revision.
-  auto base = latest_runs_of_ref(all, compare::resolve_ref(all, baseline_ref, "baseline"));
-  auto cand = latest_runs_of_ref(all, compare::resolve_ref(all, candidate_ref, "candidate"));
-  if (base.empty()) throw std::invalid_argument(fmt::format("no runs of baseline ref '{}' in the store", baseline_ref));
-  if (cand.empty())
-    throw std::invalid_argument(fmt::format("no runs of candidate ref '{}' in the store", candidate_ref));
+  r.baseline_how = sides.how;
+  r.baseline_commit = sides.baseline_commit;
   // Keep both sides in one vector; remember where the candidate's start.
-  const size_t split = base.size();
-  r.runs = std::move(base);
-  r.runs.insert(r.runs.end(), cand.begin(), cand.end());
+  const size_t split = sides.baseline.size();
+  r.runs = std::move(sides.baseline);
+  r.runs.insert(r.runs.end(), std::make_move_iterator(sides.candidate.begin()), std::make_move_iterator(sides.candidate.end()));
   CompareOptions o = options;
   o.parity = false;  // same implementation: curves may differ legitimately across refs
-  o.paired = false;  // the refs' runs were made at different times: not interleaved pairs
+  // Runs made apart are not pairs (Welch); one interleaved session (ab, the
+  // branch gate) is, and its looks are paid for.
+  o.paired = sides.session;
+  o.looks = std::max(o.looks, compare::sequential_looks(r.runs));
   std::vector<std::pair<std::string, std::vector<std::string>>> keys;  // case -> variants
   for (const auto& name : case_names(r.runs)) {
     std::vector<std::string> vs;
@@ -72,8 +80,10 @@ BranchReport build_branch_report(const std::vector<RunView>& all, const std::str
     if (severity(x.worst) != severity(y.worst)) return severity(x.worst) > severity(y.worst);
     return worst_change(x) > worst_change(y);
   });
-  for (const auto& c : r.comparisons)
+  for (const auto& c : r.comparisons) {
     if (c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure) ++r.regressions;
+    if (!o.paired) r.drift.push_back(compare::host_drift(c.runs_a, c.runs_b).text);
+  }
   return r;
 }
 
@@ -81,60 +91,74 @@ std::string branch_page_name(const std::string& baseline_ref, const std::string&
   return "branch-" + safe_name(candidate_ref) + "-vs-" + safe_name(baseline_ref) + ".html";
 }
 
+namespace {
+
+// The judged step time's change with its interval, "-" when absent.
+std::string step_change(const Comparison& c) {
+  for (const auto& m : c.metrics)
+    if (m.spec.name == "step_time_median_s" && !m.change.empty()) return m.change;
+  return "-";
+}
+
+}  // namespace
+
 std::string branch_html(const BranchReport& r) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& c : r.comparisons) {
-    std::string step = "-";
-    for (const auto& m : c.metrics)
-      if (m.spec.name == "step_time_mean_s") step = format_diff(m);
-    rows.push_back({html::link("#" + html::slug(c.case_name + "-" + c.variant), c.case_name),
-                    html::escape(c.variant), html::badge(compare::to_string(c.worst)), html::num(html::escape(step)),
-                    html::badge(c.status_b)});
-  }
+  for (const auto& c : r.comparisons)
+    rows.push_back({"<a href=\"#" + html::escape(html::slug(c.case_name + "-" + c.variant)) + "\">" +
+                        html::clipped(c.case_name, true) + "</a>",
+                    html::clipped(c.variant, true), html::badge(compare::to_string(c.worst)),
+                    html::num(html::escape(step_change(c))), html::badge(c.status_b, c.reason_b)});
+  std::string intro = "<p>" + html::escape(r.baseline_how) + ".</p>\n";
   std::string body = html::section(
-      "summary", fmt::format("{} vs {}: {} regression{}", r.candidate_ref, r.baseline_ref, r.regressions,
-                             r.regressions == 1 ? "" : "s"),
-      html::table({"Case", "Implementation", "Worst verdict", "Avg s/step diff", "Candidate status"}, rows, "summary") +
-          html::legend(r.baseline_ref, r.candidate_ref));
-  for (const auto& c : r.comparisons) {
+      "summary", fmt::format("{} regression{}", r.regressions, r.regressions == 1 ? "" : "s"),
+      intro + html::table({"Case", "Implementation", "Worst verdict", "Median s/step change [CI]", "Candidate"}, rows,
+                          "summary") +
+          html::legend("baseline", "candidate"));
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    const Comparison& c = r.comparisons[i];
     std::string part = comparison_table_html(c);
+    if (i < r.drift.size()) part += "<p class=\"muted\">Runs made apart: " + html::escape(r.drift[i]) + ".</p>";
     std::vector<std::pair<std::string, const RunView*>> labelled;
-    if (!c.runs_a.empty()) labelled.emplace_back(r.baseline_ref, c.runs_a.front());
-    if (!c.runs_b.empty()) labelled.emplace_back(r.candidate_ref, c.runs_b.front());
-    if (!c.reason_a.empty()) part += "<p>baseline: " + html::escape(c.reason_a) + "</p>";
-    if (!c.reason_b.empty()) part += "<p>candidate: " + html::escape(c.reason_b) + "</p>";
+    if (!c.runs_a.empty()) labelled.emplace_back("baseline", c.runs_a.front());
+    if (!c.runs_b.empty()) labelled.emplace_back("candidate", c.runs_b.front());
+    if (!c.reason_a.empty()) part += "<p>baseline: " + html::clipped(c.reason_a) + "</p>";
+    if (!c.reason_b.empty()) part += "<p>candidate: " + html::clipped(c.reason_b) + "</p>";
     if (!labelled.empty()) part += "<details><summary>Provenance</summary>" + provenance_html(labelled) + "</details>";
     body += html::section(html::slug(c.case_name + "-" + c.variant),
                           c.case_name + " · " + c.variant + " · " + compare::to_string(c.worst), part);
   }
   html::Page page;
-  page.title = "twinbench · " + r.candidate_ref + " vs " + r.baseline_ref;
-  page.subtitle = "Branch report: candidate " + r.candidate_ref + " against baseline " + r.baseline_ref;
+  page.title = "twinbench · branch report";
+  page.subtitle = "Candidate " + r.candidate_ref + " against baseline " + r.baseline_ref;
   page.nav_html = html::link("index.html", "index");
   page.body_html = body;
-  page.footer_text = "Each side: the newest runs of the ref per case and implementation.";
+  page.footer_text = r.baseline_how;
   return html::render_page(page);
 }
 
 std::string branch_markdown(const BranchReport& r) {
-  std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n", r.candidate_ref, r.baseline_ref,
-                                r.regressions, r.regressions == 1 ? "" : "s");
-  out += "| Case | Implementation | Worst verdict | Avg s/step diff | Candidate status |\n|---|---|---|---:|---|\n";
-  for (const auto& c : r.comparisons) {
-    std::string step = "-";
+  std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n{}.\n\n", r.candidate_ref,
+                                r.baseline_ref, r.regressions, r.regressions == 1 ? "" : "s", r.baseline_how);
+  out += "| Case | Implementation | Worst verdict | Median s/step change [CI] | Candidate status |\n|---|---|---|---:|---|\n";
+  for (const auto& c : r.comparisons)
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst),
+                       step_change(c), c.status_b);
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    const Comparison& c = r.comparisons[i];
+    const bool bad = c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure;
+    std::vector<const compare::MetricComparison*> open;  // timing verdicts these runs could not decide
     for (const auto& m : c.metrics)
-      if (m.spec.name == "step_time_mean_s") step = format_diff(m);
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst), step,
-                       c.status_b);
-  }
-  for (const auto& c : r.comparisons) {
-    if (c.worst != compare::Verdict::kRegressed && c.worst != compare::Verdict::kNewFailure) continue;
+      if (m.verdict == compare::Verdict::kInconclusive && m.spec.judge == metrics::Judge::kTime) open.push_back(&m);
+    if (!bad && open.empty()) continue;
     out += fmt::format("\n### {} / {}: {}\n\n", c.case_name, c.variant, compare::to_string(c.worst));
     for (const auto& m : c.metrics)
       if (m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kNewFailure)
         out += fmt::format("- **{}**: {} → {} ({}): {}\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
                            metrics::format_value(m.spec, m.candidate), format_diff(m), m.explanation);
     if (c.worst == compare::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
+    for (const auto* m : open) out += fmt::format("- {} inconclusive: {}\n", m->spec.label, m->explanation);
+    if (i < r.drift.size()) out += fmt::format("- host drift between the sets: {}\n", r.drift[i]);
   }
   return out;
 }
@@ -145,10 +169,13 @@ std::string branch_json(const BranchReport& r) {
   j["baseline"] = r.baseline_ref;
   j["candidate"] = r.candidate_ref;
   j["regressions"] = r.regressions;
+  j["baseline_how"] = r.baseline_how;
+  j["baseline_commit"] = r.baseline_commit;
   j["comparisons"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.comparisons) {
-    auto one = compare::to_json(c);
-    one["variant"] = c.variant;
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    auto one = compare::to_json(r.comparisons[i]);
+    one["variant"] = r.comparisons[i].variant;
+    one["host_drift"] = i < r.drift.size() ? nlohmann::json(r.drift[i]) : nlohmann::json(nullptr);
     j["comparisons"].push_back(one);
   }
   return j.dump(2);

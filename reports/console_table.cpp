@@ -88,4 +88,23 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
   return out;
 }
 
+std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence) {
+  size_t looked = 0, decisive = 0;
+  for (const auto& r : rows) {
+    if (r.verdict.empty()) continue;
+    ++looked;
+    if (r.verdict != "inconclusive") ++decisive;
+  }
+  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({:.4g}% intervals)\n",
+                                decisive, looked, seconds, 100 * confidence);
+  size_t width = 4;
+  for (const auto& r : rows) width = std::max(width, r.case_name.size());
+  out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",
+                     "s", "stopped");
+  for (const auto& r : rows)
+    out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6.0f}  {}\n", r.case_name, width, r.pairs,
+                       r.verdict.empty() ? "-" : r.verdict, r.change.empty() ? "-" : r.change, r.seconds, r.stopped_because);
+  return out;
+}
+
 }  // namespace twinbench

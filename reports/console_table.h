@@ -24,4 +24,18 @@ struct TableColumn {
 std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& columns,
                                const compare::Comparison* verdicts = nullptr);
 
+// One case of an adaptive matrix (run/adaptive.h), for the summary under the tables.
+struct PairsRow {
+  std::string case_name;
+  size_t pairs = 0;
+  std::string verdict;  // the last look's step-time verdict ("" when the case never got a look)
+  std::string change;   // its change with the interval
+  std::string stopped_because;
+  double seconds = 0;
+};
+
+// "adaptive matrix: 6 of 7 cases decisive on step time ..." and a line per case:
+// pairs, step-time verdict and change, why it stopped, seconds.
+std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence);
+
 }  // namespace twinbench

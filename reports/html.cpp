@@ -73,6 +73,15 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 18px;font-size:
 dl.kv dt{color:var(--muted)}
 dl.kv dd{margin:0}
 details>summary{cursor:pointer;color:var(--accent)}
+table.maxview td,table.summary td,table.index td,table.provenance td{white-space:nowrap}
+.clip{display:inline-block;max-width:22em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
+.clip.narrow{max-width:12em}
+details.why{margin:0 0 12px;font-size:12px}
+details.why dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0 0}
+details.why dt{font-weight:600}
+details.why dd{margin:0;color:var(--muted);overflow-wrap:anywhere}
+.counts{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:8px 0 4px;font-size:14px}
+.counts strong{font-size:20px;margin-right:4px;font-variant-numeric:tabular-nums}
 .callout{border-left:3px solid var(--amber-line);background:var(--amber-bg);padding:6px 12px;border-radius:0 6px 6px 0}
 footer{margin-top:36px;padding-top:10px;border-top:1px solid var(--line);color:var(--muted);font-size:12px}
 @media print{body{font-size:10.5pt}.page{max-width:none;padding:0}nav.cases{display:none}
@@ -190,10 +199,19 @@ std::string num(const std::string& text_html) {
   return text_html.empty() ? std::string() : kNumOpen + text_html + "</span>";  // no empty <span>
 }
 
-std::string badge(const std::string& verdict) {
+std::string badge(const std::string& verdict) { return badge(verdict, ""); }
+
+std::string badge(const std::string& verdict, const std::string& tooltip) {
   if (verdict.empty()) return {};
   const std::string key = slug(lower(verdict));
-  return "<span class=\"badge badge-" + key + "\">" + escape(verdict) + "</span>";
+  const std::string title = tooltip.empty() ? "" : " title=\"" + escape(tooltip) + "\"";
+  return "<span class=\"badge badge-" + key + "\"" + title + ">" + escape(verdict) + "</span>";
+}
+
+std::string clipped(const std::string& text, bool narrow) {
+  if (text.empty()) return {};
+  return std::string("<span class=\"clip") + (narrow ? " narrow" : "") + "\" title=\"" + escape(text) + "\">" +
+         escape(text) + "</span>";
 }
 
 std::string verdict_text(const std::string& text_html, const std::string& verdict) {

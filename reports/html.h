@@ -50,6 +50,14 @@ std::string num(const std::string& text_html);
 // the CSS class is badge-<slug of the lower-cased text>; unknown strings get a
 // neutral badge.
 std::string badge(const std::string& verdict);
+// The same badge with `tooltip` (plain text, escaped) as its title: the long
+// explanation of a verdict, so that the row it sits in stays one line.
+std::string badge(const std::string& verdict, const std::string& tooltip);
+
+// Plain text on one line, cut with an ellipsis beyond a width (about 22em, or
+// 12em when `narrow`), the whole text in its tooltip: outside strings (branch
+// names, skip reasons) that must not widen or wrap a table row.
+std::string clipped(const std::string& text, bool narrow = false);
 
 // Plain text coloured like the verdict's badge (for a Diff cell, say):
 // <span class="v-<slug>">text_html</span>. text_html is trusted HTML.

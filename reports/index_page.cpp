@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,39 @@ namespace twinbench::reports {
 
 namespace fs = std::filesystem;
 
+std::string index_summary_html(const PairReport& pair) {
+  // Cases by their worst verdict (the headline), and by the step-time verdict the matrix decides on.
+  const compare::Verdict order[] = {compare::Verdict::kRegressed, compare::Verdict::kImproved,
+                                    compare::Verdict::kNoChange, compare::Verdict::kInconclusive,
+                                    compare::Verdict::kNewFailure};
+  std::map<compare::Verdict, size_t> worst, step;
+  size_t other = 0, timed = 0, decisive = 0;
+  for (const auto& c : pair.cases) {
+    ++worst[c.worst];
+    if (std::find(std::begin(order), std::end(order), c.worst) == std::end(order)) ++other;
+    for (const auto& m : c.metrics)
+      if (m.spec.name == "step_time_median_s" && m.estimate) {
+        ++timed;
+        if (m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kImproved ||
+            m.verdict == compare::Verdict::kNoChange)
+          ++decisive;
+      }
+  }
+  std::string out = "<div class=\"counts\">";
+  for (const auto v : order) {
+    const std::string name = compare::to_string(v);
+    out += "<span><strong>" + std::to_string(worst[v]) + "</strong>" +
+           html::badge(v == compare::Verdict::kNewFailure ? "new failure" : name) + "</span>";
+  }
+  if (other > 0) out += "<span><strong>" + std::to_string(other) + "</strong>other (skipped, not comparable, changed)</span>";
+  out += "</div>\n";
+  out += fmt::format("<p class=\"muted\">{} cases of {} vs {} (group {}), each counted by its worst verdict. Step time, "
+                     "what the matrix decides on: {} of {} measured cases decisive.</p>\n",
+                     pair.cases.size(), html::escape(pair.variant_a), html::escape(pair.variant_b),
+                     html::escape(pair.group_id), decisive, timed);
+  return out;
+}
+
 std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
                        const std::vector<std::string>& files) {
   // Newest run and the step-time history per (case, variant); runs are oldest first.
@@ -32,29 +66,33 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
     if (const auto t = v.metric("step_time_mean_s")) history[key].push_back(*t);
   }
   std::sort(order.begin(), order.end());
+  std::string body;
+  if (pair) body += html::section("summary", "Summary", index_summary_html(*pair));
   std::vector<std::vector<std::string>> rows;
   for (const auto& key : order) {
     const RunView& v = *latest[key];
     const std::string status(to_string(v.run.status));
-    std::string verdict = "-";
+    std::string verdict = "-", pairs = "";
     if (pair)
       for (const auto& c : pair->cases)
-        if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b))
-          verdict = html::badge(compare::to_string(c.worst)) + " " +
-                    html::link(pair_page_name(c.case_name), "pair report");
+        if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b)) {
+          verdict = html::badge(compare::to_string(c.worst)) + " " + html::link(pair_page_name(c.case_name), "pair");
+          if (const size_t n = pairs_of(c); n > 0) pairs = html::num(std::to_string(n));
+        }
     auto fmt_metric = [&](const char* name, const char* spec) {
       const auto m = v.metric(name);
       return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
     };
-    rows.push_back({html::escape(key.first), html::escape(key.second),
-                    html::badge(status) + (v.run.reason.empty() ? "" : " <span class=\"why\">" + html::escape(v.run.reason) + "</span>"),
+    rows.push_back({html::clipped(key.first, true), html::clipped(key.second, true),
+                    html::badge(status, v.run.reason) + (v.run.reason.empty() ? "" : " " + html::clipped(v.run.reason, true)),
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
-                    history[key].size() > 1 ? html::sparkline(history[key]) : "", verdict,
+                    history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
                     html::escape(v.run.started_at.substr(0, 16))});
   }
-  std::string body = html::section(
+  body += html::section(
       "latest", "Latest run of every case and implementation",
-      html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pair verdict", "Started"},
+      html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict",
+                   "Started"},
                   rows, "index"));
   std::string links = "<ul>";
   if (pair)

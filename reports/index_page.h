@@ -15,6 +15,11 @@ namespace twinbench::reports {
 std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
                        const std::vector<std::string>& report_files);
 
+// The index's opening summary: the cases of the pair report counted by their
+// worst verdict (regressed, improved, no change, inconclusive, new failure), and
+// how many cases' step-time verdicts are decisive.
+std::string index_summary_html(const PairReport& pair);
+
 // Writes `content` to dir/name (creating dir), via a temporary file and a rename.
 void write_report_file(const std::string& dir, const std::string& name, const std::string& content);
 // The .html files in `dir` except index.html, sorted.

@@ -35,6 +35,18 @@ std::optional<std::time_t> day_of(const std::string& s) {
 
 std::string flag_name(stats::PointFlag f) { return stats::to_string(f); }
 
+std::string day_string(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+// "01_base / module: no completed run since 2026-11-20 (3 nights); latest: failed: ..."
+std::string stopped_text(const compare::StoppedSeries& s) {
+  return fmt::format("no completed run since {} ({} night{} without one); since then: {}", s.last_good_night,
+                     s.nights_missed, s.nights_missed == 1 ? "" : "s", s.latest);
+}
+
 // One day of one (case, implementation): the newest group that ran it then.
 struct Night {
   std::string group, start;
@@ -87,6 +99,7 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
     if (night.group.empty() || start > night.start) night = {v.run.group_id, start, {}};
     if (night.group == v.run.group_id) night.runs.push_back(&v);
   }
+  if (today) r.missing = compare::find_missing_data(all, day_string(*today - static_cast<std::time_t>(o.days) * 86400));
   const std::vector<metrics::Metric> charted = metrics::shown_in(metrics::kTrend);
   for (const auto& key : keys) {
     for (const metrics::Metric& spec : charted) {
@@ -118,6 +131,22 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
 
 std::string nightly_html(const NightlyReport& r) {
   std::string body;
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : r.missing.stopped)
+      rows.push_back({html::clipped(s.case_name, true), html::clipped(s.variant, true), html::badge("missing", stopped_text(s)),
+                      html::escape(s.last_good_night), html::num(std::to_string(s.nights_missed)), html::clipped(s.latest)});
+    body += html::section(
+        "missing", fmt::format("Missing data: {} series stopped", r.missing.stopped.size()),
+        r.missing.stopped.empty()
+            ? fmt::format("<p>Every case and implementation that completed in these {} days completed on the newest "
+                          "night ({}).</p>",
+                          r.days, html::escape(r.missing.newest_night.empty() ? "none" : r.missing.newest_night))
+            : "<p class=\"callout\">These stopped producing completed runs; their trend charts end at the last good "
+              "night. Newest night: " + html::escape(r.missing.newest_night) + ".</p>" +
+                  html::table({"Case", "Implementation", "Finding", "Last good night", "Nights missed", "Since then"},
+                              rows, "summary"));
+  }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : r.series) {
     const auto& last = s.points.back();
@@ -155,7 +184,11 @@ std::string nightly_html(const NightlyReport& r) {
 }
 
 std::string nightly_markdown(const NightlyReport& r) {
-  std::string out = fmt::format("## twinbench nightly: last {} days, {} regressing series\n\n", r.days, r.regressions);
+  std::string out = fmt::format("## twinbench nightly: last {} days, {} regressing series, {} stopped\n\n", r.days,
+                                r.regressions, r.missing.stopped.size());
+  for (const auto& s : r.missing.stopped)
+    out += fmt::format("- **missing data**: {} / {}: {}\n", s.case_name, s.variant, stopped_text(s));
+  if (!r.missing.stopped.empty()) out += "\n";
   out += "| Case | Implementation | Metric | Latest | Baseline | Flag |\n|---|---|---|---:|---:|---|\n";
   for (const auto& s : r.series) {
     const auto& last = s.points.back();
@@ -175,6 +208,12 @@ std::string nightly_json(const NightlyReport& r) {
   j["regressions"] = r.regressions;
   j["groups"] = r.groups;
   j["runs"] = r.runs;
+  j["newest_night"] = r.missing.newest_night;
+  j["stopped"] = nlohmann::ordered_json::array();
+  for (const auto& s : r.missing.stopped)
+    j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
+                            {"last_good_group", s.last_good_group}, {"nights_missed", s.nights_missed},
+                            {"latest", s.latest}});
   j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series) {
     nlohmann::ordered_json one;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/missing_data.h"
 #include "harness/stats/trend.h"
 #include "harness/store/store.h"
 #include "reports/analysis.h"
@@ -24,6 +25,8 @@ struct TrendSeries {
 };
 
 struct NightlyReport {
+  // Series that stopped producing completed runs (compare/missing_data.h): findings, first.
+  compare::MissingData missing;
   int days = 0;
   size_t window = 7;
   std::vector<TrendSeries> series;

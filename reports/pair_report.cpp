@@ -2,10 +2,12 @@
 #include "reports/pair_report.h"
 
 #include "harness/compare/comparison_json.h"
+#include "harness/compare/sessions.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "reports/html.h"
 #include "reports/svg.h"
@@ -19,18 +21,39 @@ constexpr const char* kColorB = "#d62728";
 
 std::string short_commit(const std::string& commit) { return commit.substr(0, 9); }
 
-// Explanation text with the verdict badge.
+// The verdict as a badge; its explanation is the badge's tooltip and is listed
+// under the table (why_list), so that every metric stays one line.
 std::string verdict_cell(const compare::MetricComparison& m) {
-  return html::badge(compare::to_string(m.verdict)) + " <span class=\"why\">" + html::escape(m.explanation) + "</span>";
+  return html::badge(compare::to_string(m.verdict), m.explanation);
 }
 
-// A timing metric's change with its interval ("+8.1% [−3.2%, +19.4%]"); empty for exact metrics (see Diff).
+// The change with its interval ("+8.1% [−3.2%, +19.4%]"; a rate's in its own
+// direction); a loss shows the tolerance it was judged with; empty otherwise (see Diff).
+std::string change_cell(const compare::MetricComparison& m) {
+  const std::string text = compare::interval_text(m);
+  if (!text.empty()) return html::num(html::escape(text));
+  if (m.tolerance) return html::num("<span class=\"muted\">" + html::escape(fmt::format("±{:g}", *m.tolerance)) + "</span>");
+  return "";
+}
+
+// A timing metric's change with its interval for the markdown table; empty for exact metrics.
 std::string timing_change(const compare::MetricComparison& m) {
   const bool timing = m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate;
   return timing ? m.change : "";
 }
 
-std::string change_cell(const compare::MetricComparison& m) { return html::num(html::escape(timing_change(m))); }
+// Every verdict's explanation, folded under the table.
+std::string why_list(const Comparison& c) {
+  std::string out = "<details class=\"why\"><summary>Why each verdict</summary><dl>";
+  for (const auto& m : c.metrics) {
+    std::string why = m.explanation;
+    if (!m.tolerance_source.empty() && m.tolerance)
+      why += fmt::format(" [tolerance ±{:g}: {}]", *m.tolerance, m.tolerance_source);
+    out += "<dt>" + html::escape(m.spec.label) + "</dt><dd>" + html::escape(compare::to_string(m.verdict)) + ": " +
+           html::escape(why) + "</dd>";
+  }
+  return out + "</dl></details>\n";
+}
 
 std::string loss_chart(const Comparison& c) {
   std::vector<html::Series> series;
@@ -97,24 +120,48 @@ PairReport build_pair_report(std::vector<RunView> runs, const std::string& group
   // interleaved pairs. One family: every case's timing tests of this report.
   o.paired = true;
   o.tests = std::max<size_t>(1, names.size() * compare::timing_tests_per_case());
+  // An adaptive matrix looked at its pairs several times: every interval pays for those looks too.
+  o.looks = std::max(o.looks, compare::sequential_looks(report.runs));
   for (const auto& name : names)
     report.cases.push_back(compare_runs(name, a, b, select(report.runs, name, a), select(report.runs, name, b), o));
   return report;
 }
 
+size_t pairs_of(const Comparison& c) {
+  if (!c.paired) return 0;
+  std::set<int> a;
+  for (const auto* r : c.runs_a) a.insert(r->run.repeat_index);
+  std::set<int> both;
+  for (const auto* r : c.runs_b)
+    if (a.count(r->run.repeat_index)) both.insert(r->run.repeat_index);
+  return both.size();
+}
+
+std::string runs_text(const Comparison& c) {
+  const size_t pairs = pairs_of(c);
+  if (pairs > 0) {
+    const size_t looks = compare::sequential_looks(c.runs_a, c.runs_b);
+    return fmt::format("{} interleaved pair{}{}", pairs, pairs == 1 ? "" : "s",
+                       looks > 0 ? fmt::format(" (adaptive: {} looks)", looks) : std::string());
+  }
+  return fmt::format("{} vs {} runs", c.runs_a.size(), c.runs_b.size());
+}
+
 std::string comparison_table_html(const Comparison& c) {
-  const std::string head_a = c.label_a + (c.runs_a.empty() ? "" : " " + short_commit(c.runs_a.front()->run.git_commit));
-  const std::string head_b = c.label_b + (c.runs_b.empty() ? "" : " " + short_commit(c.runs_b.front()->run.git_commit));
+  auto side = [](const std::string& label, const std::vector<const RunView*>& runs) {
+    return html::clipped(label + (runs.empty() ? "" : " " + short_commit(runs.front()->run.git_commit)));
+  };
+  std::string out = "<p class=\"muted\">A = " + side(c.label_a, c.runs_a) + " &#183; B = " + side(c.label_b, c.runs_b) +
+                    " &#183; " + html::escape(runs_text(c)) + "</p>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.metrics)
     rows.push_back({html::escape(m.spec.label), html::num(html::escape(metrics::format_value(m.spec, m.baseline))),
                     html::num(html::escape(metrics::format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
                     change_cell(m), verdict_cell(m)});
-  return html::table({"Metric", html::escape(head_a), html::escape(head_b),
-                      html::escape(fmt::format("Diff ({} − {})", c.label_b, c.label_a)),
-                      html::escape(fmt::format("Change {}/{} [{:.4g}% CI]", c.label_b, c.label_a, 100 * c.confidence)),
-                      "Verdict"},
+  out += html::table({"Metric", "A", "B", "Diff (B &#8722; A)",
+                      html::escape(fmt::format("Change B/A [{:.4g}% CI]", 100 * c.confidence)), "Verdict"},
                      rows, "maxview");
+  return out + why_list(c);
 }
 
 std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled) {
@@ -164,11 +211,12 @@ std::string pair_case_html(const PairReport& report, size_t index) {
   std::string body;
   const RunView* any = !c.runs_b.empty() ? c.runs_b.front() : (!c.runs_a.empty() ? c.runs_a.front() : nullptr);
   const bool measured = c.status_a == "completed" && c.status_b == "completed";
-  std::string status = "<p>" + html::escape(c.label_a) + ": " + html::badge(c.status_a);
-  if (!c.reason_a.empty()) status += " " + html::escape(c.reason_a);
-  status += " &nbsp; " + html::escape(c.label_b) + ": " + html::badge(c.status_b);
-  if (!c.reason_b.empty()) status += " " + html::escape(c.reason_b);
-  status += fmt::format(" &nbsp; repeats: {} / {}</p>", c.runs_a.size(), c.runs_b.size());
+  std::string status = "<p>" + html::escape(c.label_a) + ": " + html::badge(c.status_a, c.reason_a);
+  if (!c.reason_a.empty()) status += " " + html::clipped(c.reason_a);
+  status += " &nbsp; " + html::escape(c.label_b) + ": " + html::badge(c.status_b, c.reason_b);
+  if (!c.reason_b.empty()) status += " " + html::clipped(c.reason_b);
+  status += " &nbsp; " + html::badge(compare::to_string(c.worst), "the case's worst verdict") + " &nbsp; " +
+            html::escape(runs_text(c)) + "</p>";
   body += status;
   body += html::section("metrics", fmt::format("Metrics: {} vs {}", c.label_a, c.label_b),
                         comparison_table_html(c) + html::legend(c.label_a, c.label_b));
@@ -210,7 +258,7 @@ std::string comparison_markdown(const Comparison& c) {
 std::string pair_markdown(const PairReport& r) {
   std::string out = fmt::format("## twinbench pair report: {} vs {}\n\nGroup `{}`.\n\n", r.variant_a, r.variant_b,
                                 r.group_id);
-  out += "| Case | Status | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---|---:|---|\n";
+  out += "| Case | Status | Pairs | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---:|---|---:|---|\n";
   for (const auto& c : r.cases) {
     std::string step = "-";
     for (const auto& m : c.metrics)
@@ -220,7 +268,8 @@ std::string pair_markdown(const PairReport& r) {
                                         : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, status, compare::to_string(c.worst), step, parity);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, pairs_of(c), compare::to_string(c.worst),
+                       step, parity);
   }
   // Every metric of every case (the MaxView table), as the HTML page shows it.
   for (const auto& c : r.cases) out += fmt::format("\n### {}\n\n", c.case_name) + comparison_markdown(c);
@@ -234,7 +283,12 @@ std::string pair_json(const PairReport& r) {
   j["a"] = r.variant_a;
   j["b"] = r.variant_b;
   j["cases"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.cases) j["cases"].push_back(compare::to_json(c));
+  for (const auto& c : r.cases) {
+    auto one = compare::to_json(c);
+    one["pairs"] = pairs_of(c);  // interleaved pairs (an adaptive matrix: how many it took)
+    one["sequential_looks"] = compare::sequential_looks(c.runs_a, c.runs_b);
+    j["cases"].push_back(one);
+  }
   return j.dump(2);
 }
 

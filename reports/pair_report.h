@@ -33,7 +33,12 @@ std::string pair_json(const PairReport& report);
 std::string ref_label(const RunView& run);
 // A provenance table for the given runs (git, versions, device, threads, load, config).
 std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled_runs);
-// The MaxView table rows of a comparison (Metric | A | B | Diff | Verdict).
+// Interleaved pairs of a comparison made as pairs (repeat indices both sides have), else 0.
+size_t pairs_of(const Comparison& c);
+// "7 interleaved pairs (adaptive: 6 looks)" or "3 vs 3 runs".
+std::string runs_text(const Comparison& c);
+// The MaxView table of a comparison (Metric | A | B | Diff | Change [CI] | Verdict badge),
+// a line naming A and B above it and every verdict's explanation folded below it.
 std::string comparison_table_html(const Comparison& c);
 // Markdown table of a comparison's metrics.
 std::string comparison_markdown(const Comparison& c);

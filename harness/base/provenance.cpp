@@ -48,6 +48,7 @@ Provenance collect_provenance(const LabelOverrides& o) {
   p.omp_wait_policy = env("OMP_WAIT_POLICY");
   p.openblas_coretype = env("OPENBLAS_CORETYPE");
   p.malloc_keeps_freed = malloc_keeps_freed();
+  if (const int looks = std::atoi(env("TWINBENCH_SEQUENTIAL_LOOKS").c_str()); looks > 0) p.sequential_looks = looks;
 #if defined(__clang__)
   p.compiler = "clang " __clang_version__;
 #elif defined(__GNUC__)
@@ -94,6 +95,8 @@ std::string provenance_json(const Provenance& p) {
     j["cudnn_version"] = p.cudnn_version;
     j["nccl_version"] = p.nccl_version;
   }
+  j["device_kind"] = p.device_kind;
+  if (p.sequential_looks > 0) j["sequential_looks"] = p.sequential_looks;
   return j.dump();
 }
 

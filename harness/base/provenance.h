@@ -34,6 +34,14 @@ struct Provenance {
   int gpu_sm_count = 0;
   int64_t gpu_memory_bytes = 0;
   std::string gemm_backend;  // fp32 CPU matrix products: "onednn" or "aten" (models/onednn_gemm.h)
+  // "cpu" or "cuda": which loss band judges the run's losses (metrics/loss_bands.h).
+  // Runs stored before it was recorded were all CPU runs.
+  std::string device_kind = "cpu";
+  // A run of a sequential procedure (the adaptive matrix, an `ab` session): the
+  // looks it allowed itself, which every interval over its pairs pays for
+  // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
+  // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
+  int sequential_looks = 0;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

@@ -51,6 +51,18 @@ reports::CompareOptions compare_options(const ReportOpts& o) {
   return c;
 }
 
+// --baseline-at: which runs of the baseline ref a branch comparison uses (compare/baseline.h).
+compare::BaselineAt baseline_at(const std::string& text) {
+  return text == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
+}
+
+void add_baseline_at_option(CLI::App* cmd, std::string& target) {
+  cmd->add_option("--baseline-at", target,
+                  "merge-base (default): the baseline's runs at the merge-base of the two refs; tip: the baseline "
+                  "ref's newest runs")
+      ->check(CLI::IsMember({"merge-base", "tip"}));
+}
+
 store::Store open_existing(const std::string& path) {
   if (!std::filesystem::exists(path)) throw std::invalid_argument(fmt::format("{}: no such database", path));
   return store::Store(path);
@@ -132,7 +144,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
 
   struct BranchOpts {
     ReportOpts r;
-    std::string baseline, candidate, variants;
+    std::string baseline, candidate, variants, baseline_at = "merge-base";
   };
   auto b = std::make_shared<BranchOpts>();
   auto* branch = report->add_subcommand("branch", "one implementation across two refs (branches or commits)");
@@ -140,11 +152,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
   branch->add_option("--candidate", b->candidate, "candidate ref: branch name or commit prefix")->required();
   branch->add_option("--baseline", b->baseline, "baseline ref: branch name or commit prefix")->required();
   branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
+  add_baseline_at_option(branch, b->baseline_at);
   branch->callback([b, &exit_code] {
     const auto db = open_existing(b->r.db);
     const auto all = compare::load_runs(db);
-    const auto report = reports::build_branch_report(all, b->baseline, b->candidate, split_commas(b->variants),
-                                                     compare_options(b->r));
+    auto sides = compare::select_branch_sides(all, b->baseline, b->candidate, baseline_at(b->baseline_at));
+    std::cerr << "report branch: " << sides.how << "\n";
+    const auto report = reports::build_branch_report(std::move(sides), b->baseline, b->candidate,
+                                                     split_commas(b->variants), compare_options(b->r));
     if (b->r.format == "markdown") {
       std::cout << reports::branch_markdown(report);
     } else if (b->r.format == "json") {
@@ -161,7 +176,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   struct NightlyOpts {
     ReportOpts r;
     reports::NightlyOptions n;
-    bool fail = false;
+    bool fail = false, fail_missing = false;
   };
   auto n = std::make_shared<NightlyOpts>();
   auto* nightly = report->add_subcommand("nightly", "trends over the stored run groups of the last N days");
@@ -169,6 +184,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nightly->add_option("--days", n->n.days, "history length in days")->check(CLI::PositiveNumber);
   nightly->add_option("--window", n->n.window, "baseline = median of the previous N nights")->check(CLI::PositiveNumber);
   nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
+  nightly->add_flag("--fail-on-missing", n->fail_missing,
+                    "exit 1 when a case and implementation stopped producing completed runs (missing data)");
   nightly->callback([n, &exit_code] {
     const auto db = open_existing(n->r.db);
     auto options = n->n;
@@ -186,7 +203,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
     }
     if (report.regressions > 0)
       std::cerr << fmt::format("twinbench: {} series regressed on two consecutive nights\n", report.regressions);
-    exit_code = n->fail && report.regressions > 0 ? kExitFailure : kExitOk;
+    for (const auto& s : report.missing.stopped)
+      std::cerr << fmt::format("twinbench: missing data: {} / {} has no completed run since {} ({} nights)\n",
+                               s.case_name, s.variant, s.last_good_night, s.nights_missed);
+    exit_code = (n->fail && report.regressions > 0) || (n->fail_missing && !report.missing.stopped.empty())
+                    ? kExitFailure
+                    : kExitOk;
   });
 
   auto io = std::make_shared<ReportOpts>();
@@ -204,7 +226,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
 void add_compare_command(CLI::App& app, int& exit_code) {
   struct Opts {
     ReportOpts r;
-    std::string baseline, candidate, variants;
+    std::string baseline, candidate, variants, baseline_at = "merge-base";
     bool fail = false;
   };
   auto o = std::make_shared<Opts>();
@@ -219,9 +241,13 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--alpha", o->r.alpha, "false-alarm rate of the whole comparison (default 0.05)")
       ->check(CLI::Range(1e-6, 0.5));
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
+  add_baseline_at_option(cmd, o->baseline_at);
   cmd->callback([o, &exit_code] {
     const auto db = open_existing(o->r.db);
-    const auto report = reports::build_branch_report(compare::load_runs(db), o->baseline, o->candidate,
+    auto sides = compare::select_branch_sides(compare::load_runs(db), o->baseline, o->candidate,
+                                              baseline_at(o->baseline_at));
+    std::cerr << "compare: " << sides.how << "\n";
+    const auto report = reports::build_branch_report(std::move(sides), o->baseline, o->candidate,
                                                      split_commas(o->variants), compare_options(o->r));
     std::cout << (o->r.format == "json" ? reports::branch_json(report) + "\n" : reports::branch_markdown(report));
     if (report.regressions > 0)

@@ -16,6 +16,7 @@
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
+#include "harness/run/adaptive.h"
 #include "harness/run/runner.h"
 #include "harness/store/store.h"
 #include "harness/metrics/catalogue.h"
@@ -49,6 +50,10 @@ struct ExecOpts {
   bool oversubscribe = false;  // run even when processes x threads exceed the cores (host_guard.h)
   std::string reference;       // the table's first column, the others' reference ("" = the first variant)
   std::string device = "auto";  // --device (harness/run/device_choice.h)
+  // --adaptive (run/adaptive.h): interleaved pairs per case until the step-time
+  // verdicts decide, the budget is spent or --max-pairs is reached.
+  bool adaptive = false;
+  AdaptiveOptions adaptive_options;
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -92,6 +97,17 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_flag("--no-progress", o.no_progress, "do not print the per-step progress line");
   cmd->add_option("--reference", o.reference,
                   "the implementation the others are compared against in the tables (default: the first)");
+  cmd->add_flag("--adaptive", o.adaptive,
+                "run each case as interleaved pairs (every implementation once per round, random order) until "
+                "every step-time verdict against the reference is decisive, --budget is spent or --max-pairs is "
+                "reached (docs/verdicts.md); instead of --repeats");
+  cmd->add_option("--max-pairs", o.adaptive_options.max_pairs, "--adaptive: at most N pairs per case (default 12)")
+      ->check(CLI::Range(2, 1000));
+  cmd->add_option("--budget", o.adaptive_options.budget_s,
+                  "--adaptive: seconds for the whole matrix, shared out over the cases left (default 480); every "
+                  "case still runs at least 2 pairs")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--order-seed", o.adaptive_options.seed, "--adaptive: seed of each round's order (default: the clock)");
   cmd->add_option("--run-id", o.run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.repeat_index, "(launcher internal) the repeat number to record");
 }
@@ -128,7 +144,9 @@ compare::RunView view_of(const RunOutcome& r) {
   return v;
 }
 
-void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants) {
+// `adaptive` (matrix --adaptive): how many pairs each case took, and the looks its intervals pay for.
+void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants,
+                  const AdaptiveResult* adaptive = nullptr) {
   std::vector<std::string> cases;
   for (const auto& r : outcomes)
     if (std::find(cases.begin(), cases.end(), r.case_name) == cases.end()) cases.push_back(r.case_name);
@@ -140,6 +158,7 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
   options.paired = true;
   options.parity = false;
   options.tests = std::max<size_t>(1, cases.size() * compare::timing_tests_per_case());
+  if (adaptive) options.looks = adaptive->looks;
   for (const auto& c : cases) {
     std::optional<compare::Comparison> verdicts;
     if (variants.size() == 2)
@@ -166,9 +185,17 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
     const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
                                          [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
     const bool measured = std::any_of(columns.begin(), columns.end(), [](const TableColumn& t) { return t.metrics.has_value(); });
-    std::cout << side_by_side_table(repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c, columns,
-                                    verdicts ? &*verdicts : nullptr)
-              << "\n";
+    std::string title = repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c;
+    if (adaptive)
+      for (const auto& p : adaptive->cases)
+        if (p.case_name == c && measured)
+          title = fmt::format("{} ({} interleaved pair{}, {})", c, p.pairs, p.pairs == 1 ? "" : "s", p.stopped_because);
+    std::cout << side_by_side_table(title, columns, verdicts ? &*verdicts : nullptr) << "\n";
+  }
+  if (adaptive) {
+    std::vector<PairsRow> rows;
+    for (const auto& p : adaptive->cases) rows.push_back({p.case_name, p.pairs, p.verdict, p.change, p.stopped_because, p.seconds});
+    std::cout << adaptive_summary(rows, adaptive->seconds, adaptive->confidence) << "\n";
   }
 }
 
@@ -209,6 +236,14 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   }
   if (!o.reference.empty() && std::find(variants.begin(), variants.end(), o.reference) == variants.end())
     throw ConfigError("command line", "--reference", fmt::format("'{}' is not one of --variants", o.reference));
+  if (o.adaptive) {
+    if (o.repeats > 0)
+      throw ConfigError("command line", "--repeats", "--adaptive chooses the pairs per case; give --max-pairs instead");
+    if (o.world_size > 0 || o.rank >= 0)
+      throw ConfigError("command line", "--adaptive", "not for a worker of a data-parallel job (--rank/--world-size)");
+    if (variants.size() < 2)
+      throw ConfigError("command line", "--adaptive", "needs at least two implementations (--variant A,B) to pair");
+  }
   std::vector<RunConfig> configs = configs_in;
   if (o.repeats > 0)
     for (auto& c : configs) c.measure.repeats = o.repeats;
@@ -257,7 +292,14 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   }
   options.group_id = o.group.empty() ? store::new_uuid() : o.group;
   options.labels = o.labels;
-  const auto outcomes = run_all(configs, variants, options);
+  std::optional<AdaptiveResult> adaptive;
+  if (o.adaptive) {
+    auto order = variants;  // the reference is the implementation the others are judged against
+    if (const auto ref = std::find(order.begin(), order.end(), o.reference); ref != order.end())
+      std::rotate(order.begin(), ref, ref + 1);
+    adaptive = run_adaptive(configs, order, options, o.adaptive_options, std::cerr);
+  }
+  const auto outcomes = adaptive ? adaptive->outcomes : run_all(configs, variants, options);
 
   if (o.json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -267,7 +309,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     auto columns = variants;  // the reference first: the Diff / "vs" columns are against it
     if (const auto ref = std::find(columns.begin(), columns.end(), o.reference); ref != columns.end())
       std::rotate(columns.begin(), ref, ref + 1);
-    print_tables(outcomes, columns);
+    print_tables(outcomes, columns, adaptive ? &*adaptive : nullptr);
     if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
                                      outcomes.size() == 1 ? "run" : "runs", o.db, options.group_id);
   }

@@ -1,6 +1,8 @@
 // Run-set comparisons (see comparison.h).
 #include "harness/compare/comparison.h"
 
+#include "harness/compare/loss_rule.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -85,6 +87,8 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
       const MetricComparison shared = time != times.end() ? time->second
                                                           : compare(*base, side_of(c.runs_a, *base), side_of(c.runs_b, *base), judge);
       m = share_verdict(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), shared);
+    } else if (spec.judge == metrics::Judge::kLoss) {
+      m = judge_loss(spec, c.runs_a, c.runs_b, o.thresholds, judge);  // the band of the runs' arithmetic
     } else {
       m = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
     }

@@ -30,6 +30,8 @@ nlohmann::ordered_json to_json(const Comparison& c) {
                        {"detectable", m.estimate && m.estimate->interval ? opt(m.estimate->interval->detectable) : nlohmann::json(nullptr)},
                        {"runs_a", m.estimate ? nlohmann::json(m.estimate->n_a) : nlohmann::json(nullptr)},
                        {"runs_b", m.estimate ? nlohmann::json(m.estimate->n_b) : nlohmann::json(nullptr)},
+                       {"tolerance", opt(m.tolerance)},
+                       {"tolerance_source", m.tolerance_source},
                        {"verdict", to_string(m.verdict)},
                        {"explanation", m.explanation}});
   j["metrics"] = metrics;

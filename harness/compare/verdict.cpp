@@ -147,8 +147,12 @@ void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate
       c.explanation = fmt::format("{} ({} interval over {}) lies within ±{}", c.change, level, design,
                                   describe_threshold(c.spec));
       break;
-    default:
+    default: {
       c.explanation = fmt::format("{} over {}: {}", c.change, design, stats::inconclusive_note(e, o.target_change));
+      // How many more runs would settle this one, at the change and noise measured.
+      if (threshold > 0)
+        if (const std::string more = stats::decide_note(e, threshold); !more.empty()) c.explanation += "; " + more;
+    }
   }
 }
 
@@ -197,6 +201,16 @@ MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline
   MetricComparison c = start(spec, baseline, candidate);
   if (decided_before_values(c, baseline, candidate)) return c;
   c.verdict = time.verdict;
+  // The time's estimate in the rate's own direction: work per second is the
+  // inverse of seconds per step, so its interval is the time's inverted.
+  if (time.estimate) {
+    c.estimate = time.estimate;
+    if (spec.direction != time.spec.direction) {
+      stats::RatioEstimate& e = *c.estimate;
+      e.ratio = 1 / e.ratio;
+      if (e.interval) e.interval = stats::RatioInterval{1 / e.interval->high, 1 / e.interval->low, e.interval->detectable};
+    }
+  }
   // Its own change, and the judged time's change with its interval: the rate is
   // work over the mean step time, the verdict is the per-run median's.
   if (c.rel_diff)
@@ -205,6 +219,12 @@ MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline
   c.explanation = fmt::format("shares the {} verdict ({}): {}", time.spec.label, to_string(time.verdict),
                               time.explanation);
   return c;
+}
+
+std::string interval_text(const MetricComparison& c) {
+  if (c.spec.judge == metrics::Judge::kTime) return c.change;
+  if (c.spec.judge == metrics::Judge::kRate && c.estimate) return stats::format_change(*c.estimate);
+  return "";
 }
 
 int severity(Verdict v) {

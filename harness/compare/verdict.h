@@ -42,6 +42,10 @@ struct MetricComparison {
   std::optional<stats::RatioEstimate> estimate;  // timing metrics and the rates that share them
   std::string change;       // "+8.1% [-3.2%, +19.4%]" (timing), "+0.0012" / "+1.6%" (exact)
   std::string explanation;  // one human sentence: why this verdict
+  // Losses (compare/loss_rule.h): the absolute tolerance they were judged with and
+  // where it came from ("cpu bf16 loss band", "exact rule (...)", "threshold ...").
+  std::optional<double> tolerance;
+  std::string tolerance_source;
 };
 
 struct JudgeOptions {
@@ -58,6 +62,11 @@ MetricComparison compare(const metrics::Metric& spec, const Side& baseline, cons
 // `time`'s verdict — a slower step time is a lower rate, the same finding.
 MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
                                const MetricComparison& time);
+
+// The change with its interval, as a report's Change column shows it: a timing
+// metric's "+8.1% [-3.2%, +19.4%]"; a rate's in its own direction (the judged
+// time's interval, inverted for work per second); "" for the exact metrics.
+std::string interval_text(const MetricComparison& c);
 
 // Severity order used to pick a case's worst verdict and to sort: new failure >
 // regressed > changed > not comparable > inconclusive > improved > no change > missing

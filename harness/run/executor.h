@@ -64,6 +64,9 @@ struct RunnerOptions {
   std::string adopted_run_id;  // a worker of a launcher: the run row rank 0 fills in
   int repeat_index = -1;       // a worker of a launcher: the repeat to record (-1 = count)
   ProfileRequest* profile = nullptr;  // in-process runs only
+  // Runs of the adaptive matrix (run/adaptive.h): the looks each case allows
+  // itself, recorded in every run's provenance for the reports (0 = fixed repeats).
+  int sequential_looks = 0;
 };
 
 // One run to carry out: the resolved config, its store row (not yet begun),

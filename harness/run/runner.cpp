@@ -52,6 +52,8 @@ store::RunRecord run_record(const RunConfig& config, const std::string& variant_
   return record;
 }
 
+}  // namespace
+
 RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, int repeat,
                    const RunnerOptions& options) {
   RunConfig config = config_in;
@@ -76,6 +78,8 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
   prov.quant_backend = quant::backend_name(config.model.quant_mode, o.device);
   prov.gemm_backend = gemm::backend();
+  prov.device_kind = o.device.is_cuda() ? "cuda" : "cpu";
+  if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
 
   const std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
@@ -88,8 +92,6 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   }
   return executor_for(config, variant_name, o)->execute({config, record, out, threads}, o);
 }
-
-}  // namespace
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 

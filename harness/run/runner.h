@@ -26,6 +26,10 @@ std::string skip_reason(const RunConfig& config, int processes = 1, const torch:
 std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
                                 const RunnerOptions& options);
 
+// One run of `config` with `variant` as repeat `repeat`: skipped with the reason
+// when it cannot run here, else carried out by its executor and stored.
+RunOutcome run_one(const RunConfig& config, const std::string& variant, int repeat, const RunnerOptions& options);
+
 // The "case" label of a config: the case name, or "preset:<name>".
 std::string case_label(const RunConfig& config);
 

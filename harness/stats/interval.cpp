@@ -317,16 +317,15 @@ Outcome decide(const RatioEstimate& e, double threshold, bool higher_is_better) 
   return Outcome::kInconclusive;
 }
 
-size_t runs_needed(const RatioEstimate& e, double target_change, double confidence) {
-  if (!(target_change > 0)) throw std::invalid_argument("runs_needed: target_change must be > 0");
-  check_confidence(confidence);
-  if (!e.interval || !std::isfinite(e.log_sd)) return 0;
-  const double h = std::log1p(target_change);
+namespace {
+
+// The smallest n with t_{(1+c)/2, n-1} * log_sd / sqrt(n) <= h (at least 2).
+size_t runs_for_half_width(double log_sd, double h, double confidence) {
   const double p = (1 + confidence) / 2;
-  // The half-width t_{p, n-1} * log_sd / sqrt(n) only shrinks as n grows:
-  // double n until it fits, then bisect for the smallest n that does.
+  // The half-width only shrinks as n grows: double n until it fits, then bisect
+  // for the smallest n that does.
   const auto fits = [&](size_t n) {
-    return student_t_quantile(p, static_cast<double>(n - 1)) * e.log_sd / std::sqrt(static_cast<double>(n)) <= h;
+    return student_t_quantile(p, static_cast<double>(n - 1)) * log_sd / std::sqrt(static_cast<double>(n)) <= h;
   };
   constexpr size_t kCap = size_t{1} << 30;  // beyond this "about" is all a caller can use
   size_t lo = 1, hi = 2;  // fits(lo) is false by convention (one run has no interval)
@@ -340,6 +339,37 @@ size_t runs_needed(const RatioEstimate& e, double target_change, double confiden
     (fits(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+}  // namespace
+
+size_t runs_needed(const RatioEstimate& e, double target_change, double confidence) {
+  if (!(target_change > 0)) throw std::invalid_argument("runs_needed: target_change must be > 0");
+  check_confidence(confidence);
+  if (!e.interval || !std::isfinite(e.log_sd)) return 0;
+  return runs_for_half_width(e.log_sd, std::log1p(target_change), confidence);
+}
+
+std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold) {
+  if (!(threshold > 0 && threshold < 1)) throw std::invalid_argument("runs_to_decide: threshold must be in (0, 1)");
+  if (!e.interval || !std::isfinite(e.log_sd) || !(e.ratio > 0)) return size_t{0};
+  const double d = std::log(e.ratio), up = std::log1p(threshold), down = std::log1p(-threshold);
+  // Inside the threshold: the interval must fit inside it ("no change"); beyond
+  // it: the interval must leave no change (1) out ("regressed" / "improved").
+  const double h = d > down && d < up ? std::min(up - d, d - down) : std::abs(d);
+  if (!(h > 0)) return std::nullopt;
+  return runs_for_half_width(e.log_sd, h, e.confidence);
+}
+
+std::string decide_note(const RatioEstimate& e, double threshold) {
+  const auto need = runs_to_decide(e, threshold);
+  const size_t have = std::min(e.n_a, e.n_b);
+  if (!need) return "no number of runs decides a change that sits on the threshold";
+  if (*need == 0) return "";
+  if (*need > 1000) return "more than 1000 runs per side would decide it at the change and noise measured";
+  if (*need <= have) return "";
+  return fmt::format("about {} more {} per side would decide it at the change and noise measured", *need - have,
+                     e.paired ? "pairs" : "runs");
 }
 
 // ------------------------------------------------------------ false alarms and sequential looks

@@ -130,6 +130,18 @@ Outcome decide(const RatioEstimate& e, double threshold, bool higher_is_better);
 // std::invalid_argument.
 size_t runs_needed(const RatioEstimate& e, double target_change, double confidence);
 
+// About how many runs (pairs) per side in all would make the verdict decisive
+// if the change and the noise are what these runs show: enough for the interval
+// to leave no change out (an estimate beyond the threshold: regressed or
+// improved) or to fit inside +-threshold (an estimate inside it: no change).
+// 0 without an interval (the noise is unknown); nullopt when the estimate sits
+// exactly on the threshold or on no change, where no count decides it.
+// threshold in (0, 1), else std::invalid_argument.
+std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold);
+// "about 9 more runs per side would decide it at the change and noise measured"
+// ("pairs" when paired), or "" when the runs already suffice or the noise is unknown.
+std::string decide_note(const RatioEstimate& e, double threshold);
+
 // ------------------------------------------------------------ false alarms and sequential looks
 
 inline constexpr double kDefaultFamilyConfidence = 0.95;

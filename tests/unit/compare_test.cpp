@@ -104,7 +104,14 @@ TEST(RateVerdict, SharesTheTimesVerdictAndShowsItsInterval) {
   const auto time = compare(spec("step_time_median_s"), runs(0.100, 0.01, 8), runs(0.110, 0.01, 8));
   const auto rate = share_verdict(spec("tokens_per_s_per_device"), runs(1000, 0.01, 8), runs(909, 0.01, 8), time);
   EXPECT_EQ(rate.verdict, Verdict::kRegressed);  // a lower rate, the same finding
-  EXPECT_FALSE(rate.estimate);                   // not tested again
+  // Not tested again: the time's estimate, in the rate's direction (work per second is the inverse).
+  ASSERT_TRUE(rate.estimate && rate.estimate->interval && time.estimate->interval);
+  EXPECT_NEAR(rate.estimate->ratio, 1 / time.estimate->ratio, 1e-12);
+  EXPECT_NEAR(rate.estimate->interval->low, 1 / time.estimate->interval->high, 1e-12);
+  EXPECT_NEAR(rate.estimate->interval->high, 1 / time.estimate->interval->low, 1e-12);
+  EXPECT_EQ(interval_text(rate), stats::format_change(*rate.estimate));
+  EXPECT_EQ(interval_text(time), time.change);
+  EXPECT_EQ(interval_text(compare(spec("params"), one_value(1), one_value(1))), "");
   EXPECT_NE(rate.change.find("(judged by Median s/step: " + time.change + ")"), std::string::npos) << rate.change;
   EXPECT_NE(rate.explanation.find("shares the Median s/step verdict"), std::string::npos) << rate.explanation;
 }

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/stats/interval.h"
+#include "harness/stats/sequential.h"
 
 namespace twinbench::stats {
 namespace {
@@ -297,6 +298,62 @@ TEST(Sequential, DefaultPlan) {
   EXPECT_TRUE(should_stop(Outcome::kRegressed));
   EXPECT_TRUE(should_stop(Outcome::kImproved));
   EXPECT_TRUE(should_stop(Outcome::kNoChange));
+}
+
+// The engine `ab` and the adaptive matrix share: looks at the plan's pair counts,
+// one last look when the budget would end before the next pair, the reasons to stop.
+TEST(Sequential, LooksAtThePlanAndStopsOnTheFirstDecisiveLook) {
+  Sequential s(default_plan(8), /*budget_s=*/1000);
+  EXPECT_EQ(s.planned_looks(), 4u);  // 3, 4, 6, 8
+  EXPECT_EQ(s.max_pairs(), 8u);
+  EXPECT_FALSE(s.look_now(1, 10));
+  EXPECT_FALSE(s.look_now(2, 20));
+  ASSERT_TRUE(s.look_now(3, 30));
+  EXPECT_EQ(s.after_look(Outcome::kInconclusive), Sequential::Stop::kGoOn);
+  ASSERT_TRUE(s.look_now(4, 40));
+  EXPECT_EQ(s.after_look(Outcome::kNoChange), Sequential::Stop::kDecisive);
+  EXPECT_EQ(s.looks_taken(), 2u);
+}
+
+TEST(Sequential, TheBudgetTakesOneLastLookAndTheMaximumEndsIt) {
+  Sequential s(default_plan(24), /*budget_s=*/100);
+  EXPECT_FALSE(s.look_now(1, 40));  // 40 + 40 <= 100
+  ASSERT_TRUE(s.look_now(2, 80));   // 80 + 40 > 100: the next pair would overrun
+  EXPECT_EQ(s.after_look(Outcome::kInconclusive), Sequential::Stop::kBudget);
+  EXPECT_EQ(s.after_look(Outcome::kRegressed), Sequential::Stop::kDecisive);  // a decisive last look is decisive
+
+  Sequential all(default_plan(3), /*budget_s=*/1e9);
+  ASSERT_TRUE(all.look_now(3, 1));
+  EXPECT_EQ(all.after_look(Outcome::kInconclusive), Sequential::Stop::kMaximum);
+  EXPECT_FALSE(all.look_now(4, 1));  // no look beyond the plan
+
+  // The matrix's floor: no budget stop before 2 pairs, whatever the clock says.
+  Sequential floor(default_plan(12), /*budget_s=*/1, /*min_pairs=*/2);
+  EXPECT_FALSE(floor.look_now(1, 50));
+  EXPECT_TRUE(floor.look_now(2, 100));
+  EXPECT_THROW(Sequential(SequentialPlan{}, 10), std::invalid_argument);
+  EXPECT_THROW(Sequential(default_plan(4), 0), std::invalid_argument);
+}
+
+TEST(RunsToDecide, EnoughForTheIntervalToLeaveOneOutOrToFitInsideTheThreshold) {
+  // 12 pairs, sd of ln(B/A) about 6%, +4.5%: beyond the threshold, so the interval must leave 1 out.
+  const auto beyond = estimate_paired(
+      [] {
+        std::vector<RunPair> p;
+        for (int i = 0; i < 12; ++i) p.push_back({1.0, 1.045 * std::exp(0.08 * std::sin(2.1 * i))});
+        return p;
+      }(),
+      0.99);
+  const auto n = runs_to_decide(beyond, 0.03);
+  ASSERT_TRUE(n && *n >= 2);
+  const double t = student_t_quantile(0.995, static_cast<double>(*n - 1));
+  EXPECT_LE(t * beyond.log_sd / std::sqrt(double(*n)), std::log(beyond.ratio));
+  const double t1 = student_t_quantile(0.995, static_cast<double>(*n - 2));
+  EXPECT_GT(t1 * beyond.log_sd / std::sqrt(double(*n - 1)), std::log(beyond.ratio));  // the smallest such n
+  EXPECT_EQ(runs_to_decide(made(1.05, 0.9, 1.2), 0.03), size_t{0}) << "no log_sd: unknown noise";
+  EXPECT_THROW(runs_to_decide(beyond, 0), std::invalid_argument);
+  EXPECT_NE(decide_note(beyond, 0.03).find("more pairs per side would decide it"), std::string::npos)
+      << decide_note(beyond, 0.03);
 }
 
 // ------------------------------------------------------------ wording

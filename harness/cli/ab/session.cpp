@@ -20,6 +20,7 @@
 #include "harness/store/store.h"
 #include "harness/compare/comparison.h"
 #include "harness/stats/interval.h"
+#include "harness/stats/sequential.h"
 #include "harness/compare/runs.h"
 
 namespace twinbench::ab {
@@ -35,17 +36,23 @@ struct SideRun {
 
 // One round's run of one build: `BIN run ... --json` into the side's own store.
 // `cpu` >= 0 (duet): pinned to that CPU with one intra-op thread.
+// The run records the round as its repeat index (so the store pairs A's and B's
+// runs of a round) and, in its provenance, the looks the session allows itself
+// (TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session pay for them too.
 SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
-                 const TempDir& scratch, size_t round, int cpu = -1) {
+                 const TempDir& scratch, size_t round, size_t looks, int cpu = -1) {
   std::vector<std::string> argv = {build.binary, "run"};
   argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
   for (const std::string& a : {std::string("--variant"), w.variant, std::string("--repeats"), std::string("1"),
+                               std::string("--repeat-index"), std::to_string(round),
                                std::string("--db"), scratch.file(build.side + ".db"), std::string("--group"), group,
                                std::string("--branch"), label, std::string("--json")})
     argv.push_back(a);
   argv.insert(argv.end(), w.overrides.begin(), w.overrides.end());
   const std::string stem = scratch.file(fmt::format("round{}-{}", round, build.side));
-  const ProcessResult p = cpu >= 0 ? run_process(argv, stem, {{"TWINBENCH_THREADS", "1"}}, cpu) : run_process(argv, stem);
+  std::vector<std::pair<std::string, std::string>> env = {{"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(looks)}};
+  if (cpu >= 0) env.emplace_back("TWINBENCH_THREADS", "1");
+  const ProcessResult p = run_process(argv, stem, env, cpu);
   const std::string who = fmt::format("round {} build {} ({})", round + 1, build.side, build.given);
   if (p.exit_code == 3 || p.term_signal != 0 || stop_requested())
     throw AbError(Stop::kInterrupted, fmt::format("{}: interrupted", who));
@@ -144,13 +151,13 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   const stats::SequentialPlan plan = sequential ? stats::default_plan(o.max_rounds) : stats::SequentialPlan{{o.rounds}};
   res.looks = plan.looks.size();
   res.confidence = stats::per_test_confidence(1 - o.alpha, compare::timing_tests_per_case(), res.looks);
-  const size_t max_rounds = plan.looks.back();
+  stats::Sequential looks(plan, o.budget_s);
+  const size_t max_rounds = looks.max_pairs();
   const metrics::Metric* step_time = nullptr;
   for (const auto& m : specs)
     if (m.name == "step_time_median_s") step_time = &m;
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::vector<stats::RunPair> pairs;  // per-round median step times, for the looks
-  size_t next_look = 0;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   try {
@@ -172,10 +179,10 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
         // (measured here: A/A duet pinned the same way every round read +0.7% [+0.1%, +1.3%]).
         const int cpu_a = round.a_first ? 0 : 1, cpu_b = 1 - cpu_a;
         auto b_run = std::async(std::launch::async,
-                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, cpu_b); });
+                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, res.looks, cpu_b); });
         std::optional<SideRun> a_run;
         try {
-          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, cpu_a);
+          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, res.looks, cpu_a);
         } catch (...) {
           b_run.wait();
           throw;
@@ -185,29 +192,27 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
         record(false, b_result);
       } else {
         for (const bool side_a : {round.a_first, !round.a_first})
-          record(side_a, run_side(side_a ? res.a : res.b, w, side_a ? o.label_a : o.label_b, res.group_id, scratch, i));
+          record(side_a, run_side(side_a ? res.a : res.b, w, side_a ? o.label_a : o.label_b, res.group_id, scratch, i,
+                                          res.looks));
       }
       res.rounds.push_back(round);
       pairs.push_back(pair);
-      if (!sequential) continue;
       // Out of budget before the next round (which costs about what the last ones did): one last look.
-      const double per_round = elapsed() / static_cast<double>(i + 1);
-      const bool out_of_time = elapsed() + per_round > o.budget_s;
-      if (pairs.size() < plan.looks[next_look] && !out_of_time) continue;
-      ++next_look;
+      if (!sequential || !looks.look_now(pairs.size(), elapsed())) continue;
       const auto e = stats::estimate_paired(pairs, res.confidence);
       const auto outcome = stats::decide(e, step_time ? step_time->rel_threshold : stats::kDefaultThreshold, false);
-      log << fmt::format("ab: look {}/{} after {} rounds: step time {} -> {}\n", next_look, plan.looks.size(),
-                         pairs.size(), stats::format_change(e), stats::to_string(outcome));
-      if (stats::should_stop(outcome)) {
+      const auto stop = looks.after_look(outcome);
+      log << fmt::format("ab: look {}/{} after {} rounds: step time {} -> {}\n", looks.looks_taken(),
+                         looks.planned_looks(), pairs.size(), stats::format_change(e), stats::to_string(outcome));
+      if (stop == stats::Sequential::Stop::kDecisive) {
         res.stopped_because = fmt::format("decisive after {} rounds", pairs.size());
         break;
       }
-      if (out_of_time) {
+      if (stop == stats::Sequential::Stop::kBudget) {
         res.stopped_because = fmt::format("budget of {:g} s spent after {} rounds", o.budget_s, pairs.size());
         break;
       }
-      if (next_look == plan.looks.size()) break;
+      if (stop == stats::Sequential::Stop::kMaximum) break;
     }
     if (res.stopped_because.empty())
       res.stopped_because = sequential ? fmt::format("maximum of {} rounds", max_rounds) : "fixed rounds";

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The main job's timing (docs/verdicts.md, "The main job decides"): the demo's
+# adaptive matrix — ci/demo.sh's `matrix --reduced --adaptive`, without setup,
+# build and calibration — under each thread setting, budget and maximum of
+# pairs asked for, K times each: the matrix's wall time, the pairs each case
+# took, each case's step-time verdict and how many of the cases that ran are
+# decisive (no change within the threshold, regressed or improved). Choose
+# ci/demo.sh's defaults (TWINBENCH_THREADS, TWINBENCH_DEMO_BUDGET,
+# TWINBENCH_DEMO_MAX_PAIRS) from its table. Not part of the test suite: run it
+# on an otherwise idle machine (`/work/cpu-slot --exclusive` here).
+#
+#   ci/main_job_campaign.sh [K=2] [matrix overrides...]
+# Environment: THREADS (default "1 2"), BUDGETS (seconds, default "420"),
+# MAX_PAIRS (default "12"), OUT (a directory to reuse / extend).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+k=${1:-2}
+shift || true
+bin=$PWD/build/harness/twinbench
+[[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
+out=${OUT:-$(mktemp -d /tmp/twinbench-mainjob-XXXXXX)}
+mkdir -p "$out"
+echo "main job campaign: writing to $out" >&2
+for t in ${THREADS:-1 2}; do
+  for budget in ${BUDGETS:-420}; do
+    for m in ${MAX_PAIRS:-12}; do
+      for i in $(seq 1 "$k"); do
+        name=$out/t$t-b$budget-m$m-$i
+        [[ -s $name.json ]] && continue
+        rm -f "$name.db"
+        start=$(date +%s.%N)
+        TWINBENCH_THREADS=$t "$bin" matrix --reduced --adaptive --budget "$budget" --max-pairs "$m" --db "$name.db" \
+          --no-progress "$@" > "$name.txt" 2> "$name.log" || true
+        python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.wall"
+        "$bin" report pair --db "$name.db" --format json > "$name.json" 2>> "$name.log"
+        echo "main job campaign: threads $t budget $budget max-pairs $m run $i: $(cat "$name.wall") s" >&2
+      done
+    done
+  done
+done
+python3 - "$out" <<'PY'
+import glob, json, re, sys
+from collections import defaultdict
+out = sys.argv[1]
+groups = defaultdict(list)
+for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
+    m = re.match(r".*/t(\d+)-b(\d+)-m(\d+)-(\d+)\.json$", f)
+    if not m:
+        continue
+    j = json.load(open(f))
+    wall = float(open(f.replace(".json", ".wall")).read())
+    cases = []
+    for c in j["cases"]:
+        step = next((x for x in c["metrics"] if x["metric"] == "step_time_median_s"), None)
+        if c["a"]["status"] != "completed" or c["b"]["status"] != "completed" or step is None:
+            continue
+        cases.append((c["case"], c["a"]["repeats"], step["verdict"], step["change"]))
+    groups[m.groups()[:3]].append((wall, cases))
+print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | pairs per case | verdicts (case: pairs, step time) |")
+print("|---:|---:|---:|---:|---:|---:|---|---|")
+for (t, b, m), runs in sorted(groups.items()):
+    walls = [w for w, _ in runs]
+    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases in runs]
+    ran = [len(cases) for _, cases in runs]
+    per_case = defaultdict(list)
+    for _, cases in runs:
+        for name, pairs, verdict, change in cases:
+            per_case[name].append(f"{pairs} {verdict} {change}")
+    detail = "; ".join(f"{n}: " + " / ".join(v) for n, v in per_case.items())
+    pairs = [p for _, cases in runs for _, p, _, _ in cases]
+    print(f"| {t} | {b} | {m} | {len(runs)} | {sum(walls) / len(walls) / 60:.1f} (max {max(walls) / 60:.1f}) | "
+          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} |")
+print(f"\n(outputs in {out}; the demo adds setup, build, calibration and plan to the matrix's wall time)")
+PY

@@ -1,0 +1,39 @@
+// Which runs a branch comparison (`report branch`, `compare`) puts on each side
+// (docs/verdicts.md, "Baselines at the merge-base"). The candidate: the newest
+// runs of its ref. The baseline, by default, the runs made at the merge-base of
+// the two refs — the commit the branch started from, so that a branch is never
+// blamed for what its baseline changed since — and with --baseline-at tip the
+// newest runs of the baseline ref. Both sides from one interleaved session (an
+// `ab` session, the branch gate) are compared as that session made them. No
+// commit is ever taken silently in place of another: without runs at the
+// merge-base the selection fails, naming the nearest ancestor that has runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/compare/runs.h"
+
+namespace twinbench::compare {
+
+enum class BaselineAt { kMergeBase, kTip };
+
+struct BranchSides {
+  std::vector<RunView> baseline, candidate;  // oldest first
+  std::string baseline_commit;  // the commit the baseline's runs were made at ("" when they span several)
+  std::string candidate_commit;
+  bool session = false;  // both sides came from one interleaved session (paired)
+  std::string how;       // one sentence: which runs each side is, and why
+};
+
+// Throws std::invalid_argument (a usage/data error, exit 2) when a ref has no
+// runs, when the merge-base cannot be found here (not a git checkout, a commit
+// git does not know), or when the store has no runs at the merge-base (the
+// message names the nearest ancestor that has runs, and both ways to go on).
+BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
+                                const std::string& candidate_ref, BaselineAt at);
+
+// Whether a stored commit label names `commit` (a full hash): equal, or a prefix of at least 7 characters.
+bool same_commit(const std::string& stored, const std::string& commit);
+
+}  // namespace twinbench::compare

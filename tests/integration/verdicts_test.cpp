@@ -1,0 +1,234 @@
+// The verdict machinery end to end through the CLI (docs/verdicts.md): the
+// adaptive matrix (pairs per case, its looks recorded and paid for, its
+// refusals), baselines at the merge-base on a test git repository whose main
+// moves on, and missing data in the nightly report with its exit code.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "integration/cli_harness.h"
+#include "integration/db_queries.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using twinbench::testing::query_int;
+using twinbench::testing::query_text;
+using twinbench::testing::Result;
+using twinbench::testing::shell;
+using twinbench::testing::slurp;
+
+const twinbench::testing::CliHarness& harness() {
+  static const twinbench::testing::CliHarness h("verdicts_test");
+  return h;
+}
+Result twinbench(const std::string& args) { return harness().run(args); }
+std::string path(const std::string& name) { return harness().path(name); }
+
+// A small model and few steps: these tests check what the tool decides and
+// records, never how fast anything is.
+// No model.layers override: 07_8b must stay too big for this host (skipped), not
+// shrink into a run that fills the shared machine's memory.
+const char* kSmall = " train.steps=4 train.batch=2 train.seq_len=32 measure.warmup_steps=1";
+
+TEST(AdaptiveMatrix, RunsInterleavedPairsPerCaseRecordsItsLooksAndReportsThePairs) {
+  const auto db = path("adaptive.db");
+  const auto r = twinbench(std::string("matrix --cases '0[17]_*' --adaptive --max-pairs 4 --budget 600 --order-seed 3 "
+                                       "--no-progress --db ") + db + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The console: each case's title says its pairs and why it stopped; a summary follows.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(01_base \([34] interleaved pairs, (decisive after|maximum of) )")))
+      << r.out;
+  EXPECT_NE(r.out.find("adaptive matrix: "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("matrix: 01_base look 1/2 after 3 pairs: module vs functional step time"), std::string::npos)
+      << r.err;
+  const int64_t pairs = query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='module'");
+  EXPECT_TRUE(pairs == 3 || pairs == 4) << pairs;
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='functional'"), pairs);
+  // Repeat k of each implementation is round k: the pairs the reports pair.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT repeat_index) FROM runs WHERE case_name='01_base'"), pairs);
+  // The skipped case takes one round and stops.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='07_8b' AND status='skipped'"), 2);
+  // Every run records the looks of the plan (3, 4: two), and the pair report pays for them.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE provenance_json LIKE '%\"sequential_looks\":2%'"),
+            query_int(db, "SELECT COUNT(*) FROM runs"));
+  const auto js = twinbench("report pair --format json --db " + db);
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  const auto& base = j["cases"][0]["case"] == "01_base" ? j["cases"][0] : j["cases"][1];
+  EXPECT_EQ(base["pairs"], pairs);
+  EXPECT_EQ(base["sequential_looks"], 2);
+  EXPECT_TRUE(base["paired"].get<bool>());
+  // Two cases x two timing tests x two looks.
+  EXPECT_NEAR(base["confidence"].get<double>(), 1 - 0.05 / 8, 1e-12);
+  const auto md = twinbench("report pair --format markdown --db " + db);
+  EXPECT_NE(md.out.find("| Pairs |"), std::string::npos) << md.out;
+}
+
+TEST(AdaptiveMatrix, TheBudgetStillGivesEveryCaseTwoPairs) {
+  const auto db = path("budget.db");
+  const auto r = twinbench(std::string("matrix --cases 01_base --adaptive --max-pairs 8 --budget 0.001 --no-progress "
+                                       "--db ") + db + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE variant='module'"), 2);
+  EXPECT_NE(r.out.find("budget share of"), std::string::npos) << r.out;
+}
+
+TEST(AdaptiveMatrix, RefusesWhatItCannotPair) {
+  const auto repeats = twinbench("matrix --cases 01_base --adaptive --repeats 3 --no-db");
+  EXPECT_EQ(repeats.code, 2);
+  EXPECT_NE(repeats.err.find("--repeats"), std::string::npos) << repeats.err;
+  const auto one = twinbench("matrix --cases 01_base --adaptive --variant functional --no-db");
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.err.find("at least two implementations"), std::string::npos) << one.err;
+  const auto pairs = twinbench("matrix --cases 01_base --adaptive --max-pairs 1 --no-db");
+  EXPECT_EQ(pairs.code, 2) << pairs.err;
+}
+
+// ------------------------------------------------------------ merge-base
+
+// A git repository whose main moves on after a branch left it:
+//   m1 -- m2 -- m3        (main; runs at m1 and m3)
+//    \     \-- g1         (feat2, from m2, where nothing ran)
+//     \-- f1              (feat, from m1)
+class MergeBase : public ::testing::Test {
+ protected:
+  static std::string repo() { return path("repo"); }
+  static std::string git(const std::string& args) {
+    const auto out = path("git.out");
+    EXPECT_EQ(shell("cd " + repo() + " && git " + args + " >" + out + " 2>&1"), 0) << args << ": " << slurp(out);
+    std::string text = slurp(out);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  }
+  static std::string commit(const std::string& message) {
+    git("commit --quiet --allow-empty -m '" + message + "'");
+    return git("rev-parse HEAD");
+  }
+  static std::string db() { return path("merge.db"); }
+  // One short run labelled as made from `commit` on `branch`.
+  static void run_at(const std::string& branch, const std::string& commit_hash) {
+    const auto r = twinbench("run --preset tiny --variant functional --repeats 2 --db " + db() + " --branch " + branch +
+                             " --commit " + commit_hash + " train.steps=3 train.batch=2 train.seq_len=16");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  // twinbench in the repository (where git can find the merge-base).
+  static Result in_repo(const std::string& args) {
+    const auto out = path("in_repo.out"), err = path("in_repo.err");
+    const int code = shell("cd " + repo() + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN + " " + args + " >" + out +
+                           " 2>" + err);
+    return {code, slurp(out), slurp(err)};
+  }
+
+  static void SetUpTestSuite() {
+    fs::create_directories(repo());
+    git("init --quiet -b main");
+    git("config user.email t@example.com");
+    git("config user.name test");
+    m1 = commit("m1");
+    m2 = commit("m2");
+    m3 = commit("m3");
+    git("checkout --quiet -b feat " + m1);
+    f1 = commit("f1");
+    git("checkout --quiet -b feat2 " + m2);
+    g1 = commit("g1");
+    git("checkout --quiet main");
+    run_at("main", m1);
+    run_at("main", m3);  // main's tip moved on: a different baseline than the merge-base
+    run_at("feat", f1);
+    run_at("feat2", g1);  // feat2 left main at m2, where nothing ran
+  }
+  static inline std::string m1, m2, m3, f1, g1;
+};
+
+TEST_F(MergeBase, TheDefaultBaselineIsTheMergeBaseAndSaysWhichCommit) {
+  const auto r = in_repo("compare --db " + db() + " --baseline main --candidate feat --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["baseline_commit"], m1);
+  EXPECT_NE(r.err.find("merge-base " + m1.substr(0, 9)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("main has moved on to " + m3.substr(0, 9)), std::string::npos) << r.err;
+  // The markdown for a pull request says it too.
+  const auto md = in_repo("compare --db " + db() + " --baseline main --candidate feat");
+  EXPECT_NE(md.out.find("merge-base " + m1.substr(0, 9)), std::string::npos) << md.out;
+}
+
+TEST_F(MergeBase, TipIsAnOption) {
+  const auto r = in_repo("compare --db " + db() + " --baseline main --candidate feat --baseline-at tip --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["baseline_commit"], m3);
+  const auto html = in_repo("report branch --db " + db() + " --baseline main --candidate feat --out " + path("mb"));
+  ASSERT_EQ(html.code, 0) << html.err;
+  EXPECT_NE(slurp(path("mb") + "/branch-feat-vs-main.html").find("merge-base " + m1.substr(0, 9)), std::string::npos);
+}
+
+TEST_F(MergeBase, NoRunsAtTheMergeBaseNamesTheNearestAncestorAndTakesNothingElse) {
+  const auto r = in_repo("compare --db " + db() + " --baseline main --candidate feat2 --format json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(r.out.empty()) << "no comparison printed: " << r.out;
+  EXPECT_NE(r.err.find("no runs at the merge-base " + m2.substr(0, 9)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nearest ancestor with runs is " + m1.substr(0, 9) + " (1 commit earlier)"), std::string::npos)
+      << r.err;
+  // Asked for explicitly, that ancestor is the baseline.
+  const auto explicit_base = in_repo("compare --db " + db() + " --baseline " + m1.substr(0, 9) + " --candidate feat2 --format json");
+  ASSERT_EQ(explicit_base.code, 0) << explicit_base.err;
+  EXPECT_EQ(nlohmann::json::parse(explicit_base.out)["baseline_commit"], m1);
+}
+
+TEST_F(MergeBase, OutsideAGitCheckoutItSaysSoInsteadOfGuessing) {
+  const auto r = twinbench("compare --db " + db() + " --baseline main --candidate feat");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot find the merge-base"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--baseline-at tip"), std::string::npos) << r.err;
+}
+
+// ------------------------------------------------------------ missing data
+
+void exec_sql(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &error);
+  EXPECT_EQ(rc, SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(h);
+}
+
+TEST(MissingData, TheNightlyFlagsACaseThatStoppedAndCanFailOnIt) {
+  const auto db = path("nightly.db");
+  // Two small cases, as a nightly matrix runs them.
+  for (const char* name : {"tiny_a", "tiny_b", "tiny_c"})
+    std::ofstream(path(std::string(name) + ".toml")) << "description = \"tiny\"\n[model]\npreset = \"tiny\"\n"
+                                                     << "[train]\nsteps = 3\nbatch = 2\nseq_len = 16\n";
+  const std::string both = "run --variant functional --db " + db + " --case " + path("tiny_a.toml") + "," + path("tiny_b.toml");
+  ASSERT_EQ(twinbench(both + " --group night1").code, 0);
+  ASSERT_EQ(twinbench(both + " --group night2").code, 0);
+  // Tonight tiny_b's runs are gone (a renamed case, a glob that no longer matches it).
+  ASSERT_EQ(twinbench("run --variant functional --db " + db + " --case " + path("tiny_a.toml") + "," +
+                      path("tiny_c.toml") + " --group night3").code, 0);
+  exec_sql(db, "UPDATE runs SET started_at = datetime('now', '-2 days') WHERE group_id = 'night1';"
+               "UPDATE runs SET started_at = datetime('now', '-1 days') WHERE group_id = 'night2';");
+  const std::string yesterday = query_text(db, "SELECT substr(started_at, 1, 10) FROM runs WHERE group_id='night2' LIMIT 1");
+  const auto js = twinbench("report nightly --format json --db " + db);
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["stopped"].size(), 1u) << js.out;
+  EXPECT_EQ(j["stopped"][0]["case"], "tiny_b");
+  EXPECT_EQ(j["stopped"][0]["last_good_night"], yesterday);
+  EXPECT_EQ(j["stopped"][0]["nights_missed"], 1);
+  EXPECT_EQ(j["stopped"][0]["latest"], "no runs");
+  const auto md = twinbench("report nightly --format markdown --db " + db);
+  EXPECT_NE(md.out.find("**missing data**: tiny_b / functional: no completed run since " + yesterday), std::string::npos)
+      << md.out;
+  EXPECT_EQ(twinbench("report nightly --format markdown --fail-on-missing --db " + db).code, 1);
+  const auto html = twinbench("report nightly --out " + path("nightly") + " --db " + db);
+  ASSERT_EQ(html.code, 0) << html.err;
+  EXPECT_NE(slurp(path("nightly") + "/nightly.html").find("Missing data: 1 series stopped"), std::string::npos);
+}
+
+}  // namespace
