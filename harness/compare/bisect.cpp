@@ -94,7 +94,9 @@ std::optional<double> probe_threshold(const metrics::Metric& judged, const stats
     return std::nullopt;
   // The geometric midpoint between the ends: a probe is judged by which end it is nearer.
   const double midpoint = std::sqrt(confirmed.ratio);
-  return std::fabs((against_bad ? 1 / midpoint : midpoint) - 1);
+  // The verdict rule takes relative thresholds below 1; a confirmed slowdown beyond
+  // 1.9^2 = 3.61x is judged at +90% against the good end ("bad": at least 1.9x slower).
+  return std::min(kMaxProbeThreshold, std::fabs((against_bad ? 1 / midpoint : midpoint) - 1));
 }
 
 const metrics::Metric& judged_metric(const std::string& name) {

@@ -112,8 +112,10 @@ class BisectSearch {
 // geometric midpoint of the ends (against the good end |sqrt(R) - 1|, against
 // the bad end |1/sqrt(R) - 1|, R the confirmed bad/good ratio), so that "no
 // change" means nearer the reference end and a change means beyond the
-// midpoint, for a timing metric; the metric's own threshold for an exact one
-// (nullopt: keep it).
+// midpoint, for a timing metric, at most kMaxProbeThreshold (the verdict rule
+// takes relative thresholds below 1); the metric's own threshold for an exact
+// one (nullopt: keep it).
+inline constexpr double kMaxProbeThreshold = 0.9;
 std::optional<double> probe_threshold(const metrics::Metric& judged, const stats::RatioEstimate& confirmed,
                                       bool against_bad = false);
 

@@ -109,6 +109,9 @@ TEST(BisectRules, ProbesAreJudgedAtHalfTheConfirmedChange) {
   EXPECT_NEAR(*probe_threshold(judged_metric("step_time_median_s"), e, true), 1 - 1 / 1.1, 1e-12);
   e.ratio = 0.81;  // an improvement: the midpoint 0.9
   EXPECT_NEAR(*probe_threshold(judged_metric("step_time_median_s"), e), 0.10, 1e-12);
+  e.ratio = 11;  // beyond 3.61x: the widest threshold the verdict rule takes, not sqrt(11) - 1 = 2.3
+  EXPECT_DOUBLE_EQ(*probe_threshold(judged_metric("step_time_median_s"), e), kMaxProbeThreshold);
+  EXPECT_NEAR(*probe_threshold(judged_metric("step_time_median_s"), e, true), 1 - 1 / std::sqrt(11.0), 1e-12);
   EXPECT_FALSE(probe_threshold(judged_metric("peak_memory_bytes"), e));  // exact: its own threshold
   e.ratio = stats::kNaN;
   EXPECT_FALSE(probe_threshold(judged_metric("step_time_median_s"), e));

@@ -101,6 +101,11 @@ class Bisector {
   Probe judge(size_t index, size_t reference, const std::string& group, std::optional<double> threshold) const;
   Probe skip(size_t index, size_t reference, const std::string& reason);
   const TreeBuild& built(size_t index);
+  // A probe's threshold against either end: --threshold's, else from the confirmed change.
+  std::optional<double> threshold_of(bool against_bad) const {
+    if (fixed_) return fixed_;
+    return confirmed_ ? compare::probe_threshold(*metric_, *confirmed_, against_bad) : std::nullopt;
+  }
   std::string new_group(size_t index, size_t reference) const {
     return fmt::format("{}{}", prefix(index, reference), store::new_uuid().substr(0, 8));
   }
@@ -122,6 +127,8 @@ class Bisector {
   size_t looks_ = 1;
   size_t sessions_ = 0;  // sessions run now, for their seeds
   std::map<size_t, TreeBuild> builds_;  // the ends' builds, kept for every session
+  std::optional<double> fixed_;                      // --threshold for the judged metric
+  std::optional<stats::RatioEstimate> confirmed_;    // the confirm session's bad / good
 };
 
 Probe Bisector::judge(size_t index, size_t reference, const std::string& group,
@@ -185,6 +192,14 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
     if (!newest) newest = p;
   }
   if (o_.replay) return newest;
+  // An inconclusive stored session whose commit an earlier bisect then decided
+  // against the bad end: reused, so that the caller reuses that decision too.
+  if (newest && !against_bad && newest->cls == ProbeClass::kInconclusive &&
+      metric_->judge == metrics::Judge::kTime) {
+    const size_t bad_end = history_.size() - 1;
+    for (const auto& group : stored_groups(*db_, prefix(index, bad_end), case_name_, o_.variant))
+      if (decided(judge(index, bad_end, group, threshold_of(true)).cls)) return newest;
+  }
 
   const auto start = std::chrono::steady_clock::now();
   const TreeBuild& ref = built(reference);
@@ -302,11 +317,9 @@ compare::BisectResult Bisector::run() {
   // (a regression there is sound ground for "bad", no change for "good"); when
   // that session cannot tell, against the bad end, where a change back is sound
   // ground for "good" and no change for "bad".
-  auto threshold = [&](bool against_bad) {
-    return fixed ? fixed
-                 : (confirm->estimate ? compare::probe_threshold(*metric_, *confirm->estimate, against_bad)
-                                      : std::nullopt);
-  };
+  fixed_ = fixed;
+  confirmed_ = confirm->estimate;
+  auto threshold = [&](bool against_bad) { return threshold_of(against_bad); };
   compare::BisectSearch search(history_.size());
   std::string stopped;
   size_t probes = 0;
