@@ -6,7 +6,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "harness/cli/ab/error.h"
+#include "harness/cli/bisect/cli.h"
 #include "harness/cli/common.h"
+#include "reports/bisect_report.h"
 #include "reports/branch_report.h"
 #include "reports/index_page.h"
 #include "reports/nightly_report.h"
@@ -209,6 +212,39 @@ void add_report_command(CLI::App& app, int& exit_code) {
     exit_code = (n->fail && report.regressions > 0) || (n->fail_missing && !report.missing.stopped.empty())
                     ? kExitFailure
                     : kExitOk;
+  });
+
+  struct BisectReportOpts {
+    bisect::CliOptions c;
+    std::string out = "twinbench-report", format = "html";
+  };
+  auto bo = std::make_shared<BisectReportOpts>();
+  auto* bis = report->add_subcommand(
+      "bisect", "a bisect's probes in order, replayed from the stored sessions (give the bisect's own options)");
+  bisect::add_common_options(bis, bo->c);
+  bis->add_option("--out", bo->out, "output folder for HTML (index.html links every report)");
+  bis->add_option("--format", bo->format, "html (files in --out), markdown or json (stdout)")
+      ->check(CLI::IsMember({"html", "markdown", "json"}));
+  bis->callback([bo, &exit_code] {
+    bisect::finish_options(bo->c);
+    bo->c.options.replay = true;
+    compare::BisectResult r;
+    try {
+      r = bisect::run_bisect(bo->c.options, std::cerr);
+    } catch (const ab::AbError& e) {  // a ref or repository that is wrong: bad input, like the rest
+      throw std::invalid_argument(e.what());
+    }
+    if (bo->format == "markdown") {
+      std::cout << reports::bisect_markdown(r);
+    } else if (bo->format == "json") {
+      std::cout << reports::bisect_json(r) << "\n";
+    } else {
+      const auto name = reports::bisect_page_name(r);
+      reports::write_report_file(bo->out, name, reports::bisect_html(r));
+      refresh_index(bo->out, compare::load_runs(open_existing(bo->c.options.db), {}, {/*steps=*/false}), nullptr);
+      std::cout << (std::filesystem::path(bo->out) / name).string() << "\n";
+    }
+    exit_code = kExitOk;
   });
 
   auto io = std::make_shared<ReportOpts>();

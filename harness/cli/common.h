@@ -18,6 +18,8 @@ enum ExitCode : int {
   kExitBadInput = 2,  // bad command line, config, case file or input data
   kExitInterrupted = 3,  // SIGINT/SIGTERM: the current run was stored as interrupted
   kExitPeerLost = 4,     // a data-parallel worker stopped because a peer rank failed (dist::kPeerLostExitCode)
+  kExitBisectRange = 5,      // `bisect`: a range of commits, not one (some could not be judged)
+  kExitNothingToBisect = 6,  // `bisect`: the bad end is not decisively worse than the good end
 };
 
 struct ModelSelection {
@@ -57,6 +59,7 @@ void add_ab_command(CLI::App& app, int& exit_code);  // cmd_ab.cpp
 void add_data_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trainer logs as runs
 void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
+void add_bisect_command(CLI::App& app, int& exit_code);   // cmd_bisect.cpp: the first bad commit
 
 
 }  // namespace twinbench::cli

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add_data_command(app, exit_code);
   add_import_command(app, exit_code);
   add_profile_command(app, exit_code);
+  add_bisect_command(app, exit_code);
   memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
   init_threads();
   try {

@@ -32,7 +32,15 @@ namespace {
 struct SideRun {
   std::string run_id, status, reason;
   std::optional<double> median_step_s, final_loss;
+  std::optional<double> look_value;  // of the metric the sequential looks judge
 };
+
+// A metric `run --json` does not print (first_step_s), from the side's own store.
+std::optional<double> stored_metric(const std::string& db, const std::string& run_id, const std::string& metric) {
+  const auto values = store::Store(db).metrics(run_id);
+  const auto it = values.find(metric);
+  return it == values.end() ? std::nullopt : it->second;
+}
 
 // One round's run of one build: `BIN run ... --json` into the side's own store.
 // `cpu` >= 0 (duet): pinned to that CPU with one intra-op thread.
@@ -40,7 +48,8 @@ struct SideRun {
 // runs of a round) and, in its provenance, the looks the session allows itself
 // (TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session pay for them too.
 SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
-                 const TempDir& scratch, size_t round, size_t looks, int cpu = -1) {
+                 const TempDir& scratch, size_t round, size_t looks, const std::string& look_metric,
+                 int cpu = -1) {
   std::vector<std::string> argv = {build.binary, "run"};
   argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
   for (const std::string& a : {std::string("--variant"), w.variant, std::string("--repeats"), std::string("1"),
@@ -78,6 +87,13 @@ SideRun run_side(const Build& build, const Workload& w, const std::string& label
     throw AbError(Stop::kBadInput, fmt::format("{} skips the case: {}", who, r.reason));
   if (r.status != "completed" || r.run_id.empty())
     throw AbError(Stop::kFailure, fmt::format("{}: run {} is {}: {}", who, r.run_id, r.status, r.reason));
+  if (look_metric == "step_time_median_s") {
+    r.look_value = r.median_step_s;
+  } else if (j[0].contains(look_metric) && j[0][look_metric].is_number()) {
+    r.look_value = j[0][look_metric].get<double>();
+  } else {
+    r.look_value = stored_metric(scratch.file(build.side + ".db"), r.run_id, look_metric);
+  }
   return r;
 }
 
@@ -104,6 +120,12 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
   if (o.label_a == o.label_b)
     throw std::invalid_argument(fmt::format("--label-a and --label-b are both '{}': the sides must differ", o.label_a));
+  const metrics::Metric* step_time = nullptr;  // the looks' metric
+  for (const auto& m : specs)
+    if (m.name == o.look_metric) step_time = &m;
+  if (step_time == nullptr || step_time->judge != metrics::Judge::kTime)
+    throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
+  const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
 
   Workload w;
   w.variant = o.variant;
@@ -137,7 +159,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   }
 
   install_interrupt_handlers();
-  res.group_id = store::new_uuid();
+  res.group_id = o.group_id.empty() ? store::new_uuid() : o.group_id;
   const auto merge = [&] {
     std::vector<std::string> sources;
     for (const char* side : {"A", "B"})
@@ -153,9 +175,6 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   res.confidence = stats::per_test_confidence(1 - o.alpha, compare::timing_tests_per_case(), res.looks);
   stats::Sequential looks(plan, o.budget_s);
   const size_t max_rounds = looks.max_pairs();
-  const metrics::Metric* step_time = nullptr;
-  for (const auto& m : specs)
-    if (m.name == "step_time_median_s") step_time = &m;
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::vector<stats::RunPair> pairs;  // per-round median step times, for the looks
   const auto start = std::chrono::steady_clock::now();
@@ -167,7 +186,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       stats::RunPair pair;
       auto record = [&](bool side_a, const SideRun& r) {
         (side_a ? round.run_a : round.run_b) = r.run_id;
-        (side_a ? pair.a : pair.b) = r.median_step_s.value_or(stats::kNaN);
+        (side_a ? pair.a : pair.b) = r.look_value.value_or(stats::kNaN);
         log << fmt::format("ab: round {} {}: {} s/step (median), final loss {}\n", i + 1, side_a ? "A" : "B",
                            r.median_step_s ? fmt::format("{:.5f}", *r.median_step_s) : "-",
                            r.final_loss ? fmt::format("{:.4f}", *r.final_loss) : "-");
@@ -179,10 +198,10 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
         // (measured here: A/A duet pinned the same way every round read +0.7% [+0.1%, +1.3%]).
         const int cpu_a = round.a_first ? 0 : 1, cpu_b = 1 - cpu_a;
         auto b_run = std::async(std::launch::async,
-                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, res.looks, cpu_b); });
+                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, res.looks, o.look_metric, cpu_b); });
         std::optional<SideRun> a_run;
         try {
-          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, res.looks, cpu_a);
+          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, res.looks, o.look_metric, cpu_a);
         } catch (...) {
           b_run.wait();
           throw;
@@ -193,17 +212,18 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       } else {
         for (const bool side_a : {round.a_first, !round.a_first})
           record(side_a, run_side(side_a ? res.a : res.b, w, side_a ? o.label_a : o.label_b, res.group_id, scratch, i,
-                                          res.looks));
+                                          res.looks, o.look_metric));
       }
       res.rounds.push_back(round);
       pairs.push_back(pair);
       // Out of budget before the next round (which costs about what the last ones did): one last look.
       if (!sequential || !looks.look_now(pairs.size(), elapsed())) continue;
       const auto e = stats::estimate_paired(pairs, res.confidence);
-      const auto outcome = stats::decide(e, step_time ? step_time->rel_threshold : stats::kDefaultThreshold, false);
+      const auto outcome = stats::decide(e, step_time->rel_threshold,
+                                         step_time->direction == metrics::Direction::kHigherIsBetter);
       const auto stop = looks.after_look(outcome);
-      log << fmt::format("ab: look {}/{} after {} rounds: step time {} -> {}\n", looks.looks_taken(),
-                         looks.planned_looks(), pairs.size(), stats::format_change(e), stats::to_string(outcome));
+      log << fmt::format("ab: look {}/{} after {} rounds: {} {} -> {}\n", looks.looks_taken(), looks.planned_looks(),
+                         pairs.size(), look_name, stats::format_change(e), stats::to_string(outcome));
       if (stop == stats::Sequential::Stop::kDecisive) {
         res.stopped_because = fmt::format("decisive after {} rounds", pairs.size());
         break;
@@ -256,6 +276,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   compare::CompareOptions options;
   options.thresholds = o.thresholds;
   options.family_confidence = 1 - o.alpha;
+  options.tests = compare::timing_tests_per_case();  // as res.confidence and the looks count them
   options.looks = res.looks;
   options.paired = true;
   options.parity = false;

@@ -38,6 +38,9 @@ struct AbOptions {
   std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
   std::string db = "twinbench.db";
   std::string label_a = "ab:A", label_b = "ab:B";  // recorded as each side's branch label
+  std::string group_id;  // the session's group id in the store; empty: a new uuid (`twinbench bisect` names its own)
+  // The timing metric (Judge::kTime) the sequential looks judge; `bisect --metric first_step_s` sets it.
+  std::string look_metric = "step_time_median_s";
 };
 
 // The runs of one round, in the order they ran.

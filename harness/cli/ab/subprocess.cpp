@@ -34,7 +34,8 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_stem,
-                          const std::vector<std::pair<std::string, std::string>>& env, int cpu) {
+                          const std::vector<std::pair<std::string, std::string>>& env, int cpu,
+                          const std::string& working_dir) {
   if (argv.empty()) throw std::invalid_argument("run_process: empty argv");
   const std::string out_path = log_stem + ".out", err_path = log_stem + ".err";
   SpawnOptions spawn_options;
@@ -44,6 +45,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   spawn_options.die_with_parent = false;  // a build under test may outlive a killed ab, like any command
   spawn_options.env = env;
   spawn_options.cpu = cpu;
+  spawn_options.working_dir = working_dir;
   const pid_t pid = spawn(spawn_options);
 
   // The child shares our process group, so a terminal's SIGINT reaches it

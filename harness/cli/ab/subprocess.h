@@ -20,9 +20,11 @@ struct ProcessResult {
 // the current environment, waits for it and returns its output. `log_stem`
 // names the capture files (`<log_stem>.out`, `.err`), which are kept for the
 // caller. Throws std::runtime_error when the process cannot be started.
-// `env` is set on top of this environment; `cpu` >= 0 pins the child to that CPU.
+// `env` is set on top of this environment; `cpu` >= 0 pins the child to that CPU;
+// `working_dir` (empty: this process's) is where it runs.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_stem,
-                          const std::vector<std::pair<std::string, std::string>>& env = {}, int cpu = -1);
+                          const std::vector<std::pair<std::string, std::string>>& env = {}, int cpu = -1,
+                          const std::string& working_dir = "");
 
 // The last non-empty line of `text` that starts with "twinbench: error:"
 // (without that prefix), else the last non-empty line (CLI11's "Run with --help"

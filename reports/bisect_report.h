@@ -1,0 +1,22 @@
+// The bisect report (`twinbench bisect`, `twinbench report bisect`): the probes
+// in the order they were made, each commit's change against the good end with
+// its interval, the verdict and what it made of the commit, the commits of the
+// history with the culprit (or the range and why), as a terminal table,
+// markdown, JSON and a self-contained HTML page. Renders a compare::BisectResult;
+// computes nothing.
+#pragma once
+
+#include <string>
+
+#include "harness/compare/bisect.h"
+
+namespace twinbench::reports {
+
+std::string bisect_text(const compare::BisectResult& result);
+std::string bisect_markdown(const compare::BisectResult& result);
+std::string bisect_json(const compare::BisectResult& result);  // fields in docs/cli.md
+std::string bisect_html(const compare::BisectResult& result);
+// "bisect-<good>-<bad>.html" (short hashes).
+std::string bisect_page_name(const compare::BisectResult& result);
+
+}  // namespace twinbench::reports
