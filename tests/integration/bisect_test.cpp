@@ -12,7 +12,8 @@
 // large (11x) that the noise of a machine shared by several builds (tiny runs
 // there vary by tens of percent) cannot hide it in a few paired rounds: these
 // tests prove the bisect's wiring, the unit simulations and the campaign its
-// error rates at +10%. Timings are never asserted.
+// error rates at +10%. Timings are never asserted. Minutes, not seconds, on a
+// busy machine: every round starts two processes (TIMEOUT 900 in CMakeLists).
 #include <gtest/gtest.h>
 
 #include <algorithm>
