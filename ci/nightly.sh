@@ -2,7 +2,8 @@
 # Nightly job: run the CPU matrix into a persistent database, render the nightly
 # trends and the pair report, print the markdown summaries, and exit non-zero on
 # confirmed regressions (two consecutive nights beyond the threshold).
-#   TWINBENCH_DB      persistent database (default: $HOME/.cache/twinbench/nightly.db)
+#   TWINBENCH_DB      persistent store: an SQLite file or a postgresql:// URL
+#                     (default: $HOME/.cache/twinbench/nightly.db)
 #   TWINBENCH_OUT     report folder (default: twinbench-report)
 #   TWINBENCH_BRANCH / TWINBENCH_COMMIT   labels for detached CI checkouts
 # Extra arguments go to `twinbench matrix`.
@@ -10,7 +11,7 @@ set -euo pipefail  # pipefail: the last command's exit status survives the tee
 cd "$(dirname "$0")/.."
 db="${TWINBENCH_DB:-$HOME/.cache/twinbench/nightly.db}"
 out="${TWINBENCH_OUT:-twinbench-report}"
-mkdir -p "$(dirname "$db")"
+case "$db" in postgresql://* | postgres://*) ;; *) mkdir -p "$(dirname "$db")" ;; esac
 bash ci/setup.sh
 bash ci/build.sh
 tb=build/harness/twinbench

@@ -11,7 +11,9 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
+#include "harness/base/hardware.h"
 #include "reports/html.h"
 #include "reports/svg.h"
 
@@ -21,12 +23,14 @@ namespace fs = std::filesystem;
 
 std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
                        const std::vector<std::string>& files) {
-  // Newest run and the step-time history per (case, variant); runs are oldest first.
-  std::map<std::pair<std::string, std::string>, const RunView*> latest;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> history;
-  std::vector<std::pair<std::string, std::string>> order;
+  // Newest run and the step-time history per (case, variant, hardware); runs
+  // are oldest first. Each machine type of a fleet keeps its own row.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, const RunView*> latest;
+  std::map<Key, std::vector<double>> history;
+  std::vector<Key> order;
   for (const auto& v : all) {
-    const std::pair key{v.run.case_name, v.run.variant};
+    const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
     if (!latest.count(key)) order.push_back(key);
     latest[key] = &v;
     if (const auto t = v.metric("step_time_mean_s")) history[key].push_back(*t);
@@ -39,14 +43,16 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
     std::string verdict = "-";
     if (pair)
       for (const auto& c : pair->cases)
-        if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b))
+        if (c.case_name == std::get<0>(key) &&
+            (std::get<1>(key) == pair->variant_a || std::get<1>(key) == pair->variant_b))
           verdict = html::badge(compare::to_string(c.worst)) + " " +
                     html::link(pair_page_name(c.case_name), "pair report");
     auto fmt_metric = [&](const char* name, const char* spec) {
       const auto m = v.metric(name);
       return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
     };
-    rows.push_back({html::escape(key.first), html::escape(key.second),
+    rows.push_back({html::escape(std::get<0>(key)), html::escape(std::get<1>(key)),
+                    html::escape(hardware_fingerprint(v.run.provenance_json).description),
                     html::badge(status) + (v.run.reason.empty() ? "" : " <span class=\"why\">" + html::escape(v.run.reason) + "</span>"),
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", verdict,
@@ -54,7 +60,8 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
   }
   std::string body = html::section(
       "latest", "Latest run of every case and implementation",
-      html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pair verdict", "Started"},
+      html::table({"Case", "Implementation", "Hardware", "Status", "Final loss", "Avg s/step", "History", "Pair verdict",
+                   "Started"},
                   rows, "index"));
   std::string links = "<ul>";
   if (pair)

@@ -28,6 +28,9 @@ struct Provenance {
   // int8/fp8-representable values; native CUDA int8/float8 kernels are not wired yet).
   std::string quant_backend = "none";
   std::string gemm_backend;  // fp32 CPU matrix products: "onednn" or "aten" (models/onednn_gemm.h)
+  // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
+  std::string cpu_model;
+  int cpu_cores = 0;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and
@@ -38,6 +41,8 @@ struct LabelOverrides {
 
 // `device_name` and `threads` are filled by the caller that knows the device.
 Provenance collect_provenance(const LabelOverrides& overrides);
+// The JSON object stored with a run; its last key, hardware_fingerprint, is
+// computed from all the others (base/hardware.h).
 std::string provenance_json(const Provenance& p);
 // "model name" from /proc/cpuinfo, or "cpu".
 std::string cpu_name();

@@ -17,7 +17,7 @@ namespace twinbench::cli {
 namespace {
 
 struct ReportOpts {
-  std::string db = "twinbench.db";
+  std::string db = store::default_location();
   std::string out = "twinbench-report";
   std::string format = "html";
   std::vector<std::string> thresholds;  // metric=value
@@ -25,7 +25,7 @@ struct ReportOpts {
 };
 
 void add_report_options(CLI::App* cmd, ReportOpts& o) {
-  cmd->add_option("--db", o.db, "SQLite file to read");
+  cmd->add_option("--db", o.db, kDbHelp);
   cmd->add_option("--out", o.out, "output folder for HTML (index.html links every report)");
   cmd->add_option("--format", o.format, "html (files in --out), markdown or json (stdout)")
       ->check(CLI::IsMember({"html", "markdown", "json"}));
@@ -48,11 +48,6 @@ reports::CompareOptions compare_options(const ReportOpts& o) {
     c.thresholds[t.substr(0, eq)] = v;
   }
   return c;
-}
-
-store::Store open_existing(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw std::invalid_argument(fmt::format("{}: no such database", path));
-  return store::Store(path);
 }
 
 // Renders the index of `dir` from the whole store (after any report was written).
@@ -79,7 +74,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   pair->add_option("--a", p->a, "implementation A (left column)");
   pair->add_option("--b", p->b, "implementation B (right column; Diff = B - A)");
   pair->callback([p, &exit_code] {
-    const auto db = open_existing(p->r.db);
+    const auto db = open_existing_store(p->r.db);
     // --group, else the newest group if it has both A and B, else (imported runs) the newest of each per case.
     auto selection = compare::select_pair_runs(db, p->group, p->a, p->b);
     const auto started = std::chrono::steady_clock::now();
@@ -112,7 +107,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   branch->add_option("--baseline", b->baseline, "baseline ref: branch name or commit prefix")->required();
   branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
   branch->callback([b, &exit_code] {
-    const auto db = open_existing(b->r.db);
+    const auto db = open_existing_store(b->r.db);
     const auto all = compare::load_runs(db);
     const auto report = reports::build_branch_report(all, b->baseline, b->candidate, split_commas(b->variants),
                                                      compare_options(b->r));
@@ -141,11 +136,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nightly->add_option("--window", n->n.window, "baseline = median of the previous N nights")->check(CLI::PositiveNumber);
   nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
   nightly->callback([n, &exit_code] {
-    const auto db = open_existing(n->r.db);
+    const auto db = open_existing_store(n->r.db);
     auto options = n->n;
     options.alpha = n->r.alpha;
     // Only the days shown, without steps: the page grows with days and cases, not with the store.
-    const auto report = reports::build_nightly_report(reports::nightly_runs(db, options), options);
+    const auto report =
+        reports::build_nightly_report(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     if (n->r.format == "markdown") {
       std::cout << reports::nightly_markdown(report);
     } else if (n->r.format == "json") {
@@ -162,10 +158,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
 
   auto io = std::make_shared<ReportOpts>();
   auto* index = report->add_subcommand("index", "(re)write index.html of the output folder");
-  index->add_option("--db", io->db, "SQLite file to read");
+  index->add_option("--db", io->db, kDbHelp);
   index->add_option("--out", io->out, "output folder");
   index->callback([io, &exit_code] {
-    const auto db = open_existing(io->db);
+    const auto db = open_existing_store(io->db);
     refresh_index(io->out, compare::load_runs(db), nullptr);
     std::cout << (std::filesystem::path(io->out) / "index.html").string() << "\n";
     exit_code = kExitOk;
@@ -181,7 +177,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Opts>();
   o->r.format = "markdown";
   auto* cmd = app.add_subcommand("compare", "compare two refs and gate CI: exit 1 on regressions with --fail-on-regression");
-  cmd->add_option("--db", o->r.db, "SQLite file to read");
+  cmd->add_option("--db", o->r.db, kDbHelp);
   cmd->add_option("--baseline", o->baseline, "baseline ref: branch name or commit prefix")->required();
   cmd->add_option("--candidate", o->candidate, "candidate ref: branch name or commit prefix")->required();
   cmd->add_option("--variant", o->variants, "implementations, comma-separated (default: all)");
@@ -191,7 +187,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1e-6, 0.5));
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
   cmd->callback([o, &exit_code] {
-    const auto db = open_existing(o->r.db);
+    const auto db = open_existing_store(o->r.db);
     const auto report = reports::build_branch_report(compare::load_runs(db), o->baseline, o->candidate,
                                                      split_commas(o->variants), compare_options(o->r));
     std::cout << (o->r.format == "json" ? reports::branch_json(report) + "\n" : reports::branch_markdown(report));
