@@ -2,6 +2,7 @@
 #include "reports/pair_report.h"
 
 #include "harness/compare/comparison_json.h"
+#include "harness/base/hardware.h"
 
 #include <fmt/format.h>
 
@@ -130,8 +131,7 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
   for (const auto& [label, run] : labelled)
     provs.push_back(nlohmann::json::parse(run->run.provenance_json, nullptr, false));
   // The GPU part of the hardware fingerprint (base/hardware.h), where a run has it.
-  for (const char* f : {"gpu_name", "gpu_sm_count", "gpu_memory_bytes", "gpu_driver", "cuda_runtime", "cudnn_version",
-                        "nccl_version"})
+  for (const char* f : hardware_gpu_keys())
     if (std::any_of(provs.begin(), provs.end(), [&](const nlohmann::json& p) { return p.is_object() && p.contains(f); }))
       fields.push_back(f);
   std::vector<std::vector<std::string>> rows;

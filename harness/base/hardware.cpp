@@ -14,10 +14,6 @@ namespace twinbench {
 
 namespace {
 
-// The GPU keys of a CUDA run's provenance, in the fingerprint's order.
-constexpr const char* kGpuKeys[] = {"gpu_name",   "gpu_sm_count",  "gpu_memory_bytes", "gpu_driver",
-                                    "cuda_runtime", "cudnn_version", "nccl_version"};
-
 // A provenance value as text: strings as they are, numbers in their JSON form;
 // "" when absent, null or empty.
 std::string value_text(const nlohmann::json& j, const char* key) {
@@ -40,6 +36,14 @@ uint64_t fnv1a(const std::string& text) {
 
 }  // namespace
 
+const std::vector<const char*>& hardware_gpu_keys() {
+  // The list to extend when the CUDA runner records more (docs/verdicts.md names them).
+  static const std::vector<const char*> keys = {"gpu_name",     "gpu_compute_capability", "gpu_sm_count",
+                                                "gpu_memory_bytes", "gpu_driver",       "cuda_runtime",
+                                                "cudnn_version", "nccl_version"};
+  return keys;
+}
+
 HardwareFingerprint hardware_fingerprint(const nlohmann::json& p) {
   HardwareFingerprint f;
   const bool native = !value_text(p, "cpu_model").empty();
@@ -48,7 +52,7 @@ HardwareFingerprint hardware_fingerprint(const nlohmann::json& p) {
   std::vector<std::pair<std::string, std::string>> parts;
   if (!device.empty()) parts.emplace_back("device", device);
   if (!cores.empty()) parts.emplace_back("cores", cores);
-  for (const char* key : kGpuKeys)
+  for (const char* key : hardware_gpu_keys())
     if (const std::string v = value_text(p, key); !v.empty()) parts.emplace_back(key, v);
   if (parts.empty()) {
     f.description = "unknown hardware";
@@ -61,6 +65,7 @@ HardwareFingerprint hardware_fingerprint(const nlohmann::json& p) {
   if (!cores.empty()) f.description += fmt::format(" · {} cores", cores);
   if (const std::string gpu = value_text(p, "gpu_name"); !gpu.empty()) {
     std::vector<std::string> details;
+    if (const auto cc = value_text(p, "gpu_compute_capability"); !cc.empty()) details.push_back("compute " + cc);
     if (const auto sms = value_text(p, "gpu_sm_count"); !sms.empty()) details.push_back(sms + " SMs");
     if (const auto bytes = value_text(p, "gpu_memory_bytes"); !bytes.empty()) {
       char* end = nullptr;

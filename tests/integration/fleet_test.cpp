@@ -41,7 +41,7 @@ std::string q(const std::string& location) { return "'" + location + "'"; }
 // twinbench with `args` in the suite's folder; `env` ("NAME=value ...") exported first.
 Result twinbench(const std::string& args, const std::string& env = "") {
   std::string cmd = harness().command(args);
-  if (!env.empty()) cmd.replace(cmd.find(" && ") + 4, 0, "export " + env + " && ");
+  if (!env.empty()) cmd.replace(cmd.rfind(" && ") + 4, 0, "export " + env + " && ");
   const std::string out = path("cmd.out"), err = path("cmd.err");
   const int code = twinbench::testing::shell(cmd + " >" + out + " 2>" + err);
   return {code, slurp(out), slurp(err)};
@@ -90,10 +90,12 @@ TEST_F(Fleet, EveryCommandAnswersAlikeOnEitherStore) {
   // Into the server, twice: the second push adds nothing.
   const auto pushed = twinbench("db push " + sqlite + " --into " + pg);
   ASSERT_EQ(pushed.code, 0) << pushed.err;
-  EXPECT_NE(pushed.err.find("11 runs added"), std::string::npos) << pushed.err;
+  // 4 + 4 repeats of the two implementations, a skipped and a diverged run, two imported logs.
+  ASSERT_EQ(query_int(sqlite, "SELECT COUNT(*) FROM runs"), 12);
+  EXPECT_NE(pushed.err.find("12 runs added"), std::string::npos) << pushed.err;
   const auto again = twinbench("db push " + sqlite, "TWINBENCH_DB=" + pg);
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find("0 runs added (0 steps), 11 already there"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("0 runs added (0 steps), 12 already there"), std::string::npos) << again.err;
   EXPECT_EQ(query_int(pg_url, "SELECT COUNT(*) FROM runs"), query_int(sqlite, "SELECT COUNT(*) FROM runs"));
   EXPECT_EQ(query_int(pg_url, "SELECT COUNT(*) FROM steps"), query_int(sqlite, "SELECT COUNT(*) FROM steps"));
   EXPECT_EQ(query_int(pg_url, "SELECT COUNT(*) FROM run_metrics"),
@@ -214,7 +216,7 @@ TEST_F(Fleet, ThreeShardsIntoOneServerAreTheUnshardedMatrix) {
       const std::string err = path("shard" + std::to_string(k) + ".err");
       std::string cmd = harness().command(matrix + " --shard " + std::to_string(k) + "/3 --group nightly-7 --db " +
                                           q(sharded.location()));
-      cmd.replace(cmd.find(" && ") + 4, 0, "export " + env + " && ");
+      cmd.replace(cmd.rfind(" && ") + 4, 0, "export " + env + " && ");
       results[k - 1].code = twinbench::testing::shell(cmd + " >" + out + " 2>" + err);
       results[k - 1].out = slurp(out);
       results[k - 1].err = slurp(err);
@@ -253,6 +255,32 @@ TEST_F(Fleet, ThreeShardsIntoOneServerAreTheUnshardedMatrix) {
   ASSERT_EQ(ja["cases"].size(), 5u);
   EXPECT_EQ(deterministic(ja), deterministic(jb));
   for (const auto& c : ja["cases"]) EXPECT_TRUE(c["paired"].get<bool>()) << c["case"] << ": pairs stayed paired";
+}
+
+// The sample Slurm array script (ci/slurm_matrix.sh) as three array tasks:
+// each calibrates and runs its shard into one server; together they store the
+// whole matrix under the array's group.
+TEST_F(Fleet, SlurmArrayScriptStoresTheWholeMatrixInOneServer) {
+  const std::string cases = write_cases();
+  const TestStore server("postgresql", "");
+  for (int task = 0; task < 3; ++task) {
+    const std::string env = "TWINBENCH_CASES=" + cases + " TWINBENCH_BIN=" + std::string(TWINBENCH_BIN) +
+                            " TWINBENCH_DB=" + q(server.location()) + " SLURM_SUBMIT_DIR=" + path("") +
+                            " SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_ID=" +
+                            std::to_string(task);
+    const std::string cmd = "cd " + path("") + " && export " + env + " && bash " + TWINBENCH_SOURCE_DIR +
+                            "/ci/slurm_matrix.sh train.steps=4 >" + path("slurm.out") + " 2>" + path("slurm.err");
+    ASSERT_EQ(twinbench::testing::shell(cmd), 0) << slurp(path("slurm.err"));
+    EXPECT_NE(slurp(path("slurm.err")).find("shard " + std::to_string(task + 1) + "/3 (SLURM_ARRAY_TASK_ID)"),
+              std::string::npos)
+        << slurp(path("slurm.err"));
+  }
+  EXPECT_EQ(query_int(server.location(),
+                      "SELECT COUNT(*) FROM runs WHERE group_id = 'slurm-4242' AND status = 'completed'"),
+            5 * 2 * 2);
+  EXPECT_EQ(query_int(server.location(), "SELECT COUNT(DISTINCT case_name) FROM runs WHERE group_id = 'slurm-4242'"),
+            5);
+  EXPECT_EQ(query_int(server.location(), "SELECT COUNT(*) FROM calibrations"), 3 * 2);  // each task: fp32, bf16
 }
 
 TEST_F(Fleet, ShardingRefusesWhatWouldNotAddUp) {

@@ -40,6 +40,7 @@ TEST(Hardware, CpuModelAndCoresMakeTheFingerprint) {
 TEST(Hardware, GpuKeysEnterWhenPresent) {
   auto gpu = cpu_run();
   gpu["gpu_name"] = "NVIDIA H100 80GB HBM3";
+  gpu["gpu_compute_capability"] = "9.0";
   gpu["gpu_sm_count"] = 132;
   gpu["gpu_memory_bytes"] = 85029158912.0;
   gpu["gpu_driver"] = "550.54.15";
@@ -48,15 +49,15 @@ TEST(Hardware, GpuKeysEnterWhenPresent) {
   gpu["nccl_version"] = "2.21.5";
   const auto f = hardware_fingerprint(gpu);
   EXPECT_EQ(f.canonical,
-            "device=AMD EPYC 7B13;cores=2;gpu_name=NVIDIA H100 80GB HBM3;gpu_sm_count=132;"
+            "device=AMD EPYC 7B13;cores=2;gpu_name=NVIDIA H100 80GB HBM3;gpu_compute_capability=9.0;gpu_sm_count=132;"
             "gpu_memory_bytes=85029158912.0;gpu_driver=550.54.15;cuda_runtime=12.4;cudnn_version=9.1.0;"
             "nccl_version=2.21.5");
   EXPECT_EQ(f.description,
-            "AMD EPYC 7B13 · 2 cores · NVIDIA H100 80GB HBM3 (132 SMs, 79.2 GiB, driver 550.54.15, CUDA 12.4, "
+            "AMD EPYC 7B13 · 2 cores · NVIDIA H100 80GB HBM3 (compute 9.0, 132 SMs, 79.2 GiB, driver 550.54.15, CUDA 12.4, "
             "cuDNN 9.1.0, NCCL 2.21.5)");
   EXPECT_NE(f.id, hardware_fingerprint(cpu_run()).id);
-  // Each GPU key counts: another driver, SM count, memory, CUDA, cuDNN or NCCL is other hardware.
-  for (const char* key : {"gpu_name", "gpu_sm_count", "gpu_memory_bytes", "gpu_driver", "cuda_runtime",
+  // Each GPU key counts: another compute capability, driver, SM count, memory, CUDA, cuDNN or NCCL is other hardware.
+  for (const char* key : {"gpu_name", "gpu_compute_capability", "gpu_sm_count", "gpu_memory_bytes", "gpu_driver", "cuda_runtime",
                           "cudnn_version", "nccl_version"}) {
     auto changed = gpu;
     changed[key] = "other";
