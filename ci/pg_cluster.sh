@@ -73,8 +73,9 @@ port = $port
 unix_socket_directories = '$dir'
 max_connections = 300
 shared_buffers = 32MB
+# fsync off (the OS keeps the data; `kill` is the server's crash, not the machine's), but every
+# acknowledged commit in the WAL before the reply, so that a killed server keeps it, as a real one does.
 fsync = off
-synchronous_commit = off
 full_page_writes = off
 CONF
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||

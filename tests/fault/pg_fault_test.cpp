@@ -233,7 +233,7 @@ TEST_F(FaultServer, ServerKilledMidRunKeepsTheStepsAndEndsWithTheCause) {
   EXPECT_EQ(r.code, 1) << r.err;
   const std::regex lost(
       ".*twinbench: run ([0-9a-f-]+) could not be finished in " + account.shown(account.role) +
-      "; its cause is kept beside it and stored when the store is next opened: .*append 256 steps.*(the "
+      "; its cause is kept beside it and stored when the store is next opened: .*append 256 steps.*\\(the "
       "connection was lost and could not be made again within 2 s\\)\n.*");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.err, m, lost)) << r.err;
