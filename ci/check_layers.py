@@ -2,6 +2,11 @@
 """The layer rule of docs/architecture.md, checked on every #include "..." of
 the source tree: a file includes only its own layer and the layers below it,
 and nothing outside harness/cli/ (and reports/ itself) includes reports/.
+Three more rules of the same table: reports/ never includes harness/store/
+(reports receive loaded values; they never open a store); the statistics
+kernel (harness/stats/) includes only itself (it never reads the metric
+catalogue); and outside harness/store/ only the store's interface headers are
+included (store.h, merge.h, push.h, export.h), never a backend's.
 
     ci/check_layers.py [ROOT]     check the tree at ROOT (default: this checkout)
     ci/check_layers.py --self-test  plant a violation in a scratch tree and
@@ -29,6 +34,7 @@ LAYERS = [
 ]
 SOURCE_DIRS = ("models", "variants", "harness", "reports")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+STORE_INTERFACE = ("harness/store/store.h", "harness/store/merge.h", "harness/store/push.h", "harness/store/export.h")
 
 
 def layer_of(path):
@@ -64,6 +70,13 @@ def violations(root):
                             found.append(f"{rel}:{n}: {here[2]} layer includes {inc} of the higher {there[2]} layer")
                         elif inc.startswith("reports/") and not rel.startswith(("reports/", "harness/cli/")):
                             found.append(f"{rel}:{n}: only harness/cli/ may include reports/ ({inc})")
+                        elif rel.startswith("reports/") and inc.startswith("harness/store/"):
+                            found.append(f"{rel}:{n}: reports/ receives loaded values and never includes the store ({inc})")
+                        elif rel.startswith("harness/stats/") and not inc.startswith("harness/stats/"):
+                            found.append(f"{rel}:{n}: the statistics kernel includes only harness/stats/ ({inc})")
+                        elif (inc.startswith("harness/store/") and not rel.startswith("harness/store/")
+                              and inc not in STORE_INTERFACE):
+                            found.append(f"{rel}:{n}: outside harness/store/ only the store interface is included ({inc})")
     return found
 
 
@@ -83,11 +96,15 @@ def self_test():
             return 1
         write("harness/store/bad.cpp", '#include "harness/compare/comparison.h"\n')  # records -> analysis
         write("harness/run/bad.cpp", '#include "reports/pair_report.h"\n')  # reports outside cli
+        write("reports/bad.cpp", '#include "harness/store/store.h"\n')  # a report opening the store
+        write("harness/stats/bad.cpp", '#include "harness/metrics/catalogue.h"\n')  # the kernel reading the catalogue
+        write("harness/compare/bad.cpp", '#include "harness/store/sqlite.h"\n')  # a backend past the interface
         got = violations(root)
-        if len(got) != 2:
+        if len(got) != 5:
             print("self-test: planted violations not all caught:", got)
             return 1
-        print("self-test: the check catches a lower layer including a higher one and reports/ outside cli/:")
+        print("self-test: the check catches a lower layer including a higher one, reports/ outside cli/, a report "
+              "including the store, the statistics kernel including the catalogue and a backend past the interface:")
         for v in got:
             print("  " + v)
     return 0

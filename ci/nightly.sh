@@ -4,7 +4,8 @@
 # summaries, and exit non-zero on confirmed regressions (two consecutive nights
 # beyond the threshold) or missing data (a case and implementation whose
 # completed runs stopped; TWINBENCH_FAIL_ON_MISSING=0 reports it without failing).
-#   TWINBENCH_DB      persistent database (default: $HOME/.cache/twinbench/nightly.db)
+#   TWINBENCH_DB      persistent store: an SQLite file or a postgresql:// URL
+#                     (default: $HOME/.cache/twinbench/nightly.db)
 #   TWINBENCH_OUT     report folder (default: twinbench-report)
 #   TWINBENCH_BRANCH / TWINBENCH_COMMIT   labels for detached CI checkouts
 #   TWINBENCH_THREADS, TWINBENCH_DEMO_BUDGET, TWINBENCH_DEMO_MAX_PAIRS   as for ci/demo.sh
@@ -13,7 +14,7 @@ set -euo pipefail  # pipefail: the last command's exit status survives the tee
 cd "$(dirname "$0")/.."
 db="${TWINBENCH_DB:-$HOME/.cache/twinbench/nightly.db}"
 out="${TWINBENCH_OUT:-twinbench-report}"
-mkdir -p "$(dirname "$db")"
+case "$db" in postgresql://* | postgres://*) ;; *) mkdir -p "$(dirname "$db")" ;; esac
 bash ci/setup.sh
 bash ci/build.sh
 tb=build/harness/twinbench

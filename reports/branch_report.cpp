@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -62,19 +63,45 @@ BranchReport build_branch_report(compare::BranchSides sides, const std::string& 
         vs.push_back(run.run.variant);
     keys.emplace_back(name, std::move(vs));
   }
-  // One family: every (case, implementation)'s timing tests of this comparison.
-  size_t comparisons = 0;
-  for (const auto& [name, vs] : keys) comparisons += vs.size();
-  o.tests = std::max<size_t>(1, comparisons * compare::timing_tests_per_case());
+  // Like with like: per (case, implementation), the runs of each hardware both
+  // refs ran on; no hardware in common, all of them (then not comparable).
+  struct Pending {
+    std::string name, variant;
+    std::vector<const RunView*> a, b;
+  };
+  std::vector<Pending> pending;
   for (const auto& [name, vs] : keys) {
     for (const auto& v : vs) {
       std::vector<const RunView*> a, b;
-      for (size_t i = 0; i < r.runs.size(); ++i)
-        if (r.runs[i].run.case_name == name && r.runs[i].run.variant == v) (i < split ? a : b).push_back(&r.runs[i]);
-      auto c = compare_runs(name, baseline_ref, candidate_ref, a, b, o);
-      c.variant = v;
-      r.comparisons.push_back(std::move(c));
+      std::vector<std::string> order;  // hardware, first-seen
+      std::map<std::string, std::pair<std::vector<const RunView*>, std::vector<const RunView*>>> by_hardware;
+      for (size_t i = 0; i < r.runs.size(); ++i) {
+        const RunView& run = r.runs[i];
+        if (run.run.case_name != name || run.run.variant != v) continue;
+        (i < split ? a : b).push_back(&run);
+        auto [it, added] = by_hardware.try_emplace(run.run.hardware_fingerprint);
+        if (added) order.push_back(run.run.hardware_fingerprint);
+        (i < split ? it->second.first : it->second.second).push_back(&run);
+      }
+      std::vector<Pending> shared;
+      for (const auto& hw : order) {
+        const auto& [ha, hb] = by_hardware.at(hw);
+        if (!ha.empty() && !hb.empty()) shared.push_back({name, v, ha, hb});
+      }
+      if (shared.empty()) shared.push_back({name, v, a, b});
+      pending.insert(pending.end(), shared.begin(), shared.end());
     }
+  }
+  // One family: every comparison's timing tests.
+  o.tests = std::max<size_t>(1, pending.size() * compare::timing_tests_per_case());
+  std::map<std::pair<std::string, std::string>, int> per_key;
+  for (const auto& p : pending) ++per_key[{p.name, p.variant}];
+  for (const auto& p : pending) {
+    auto c = compare_runs(p.name, baseline_ref, candidate_ref, p.a, p.b, o);
+    c.variant = p.variant;
+    // A fleet's machine types side by side: which one this comparison is.
+    if (per_key[{p.name, p.variant}] > 1) c.variant += " @ " + c.hardware_a;
+    r.comparisons.push_back(std::move(c));
   }
   std::stable_sort(r.comparisons.begin(), r.comparisons.end(), [](const Comparison& x, const Comparison& y) {
     if (severity(x.worst) != severity(y.worst)) return severity(x.worst) > severity(y.worst);

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
+#include "harness/base/hardware.h"
 #include "reports/html.h"
 #include "reports/svg.h"
 
@@ -55,12 +57,14 @@ std::string index_summary_html(const PairReport& pair) {
 
 std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
                        const std::vector<std::string>& files) {
-  // Newest run and the step-time history per (case, variant); runs are oldest first.
-  std::map<std::pair<std::string, std::string>, const RunView*> latest;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> history;
-  std::vector<std::pair<std::string, std::string>> order;
+  // Newest run and the step-time history per (case, variant, hardware); runs
+  // are oldest first. Each machine type of a fleet keeps its own row.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, const RunView*> latest;
+  std::map<Key, std::vector<double>> history;
+  std::vector<Key> order;
   for (const auto& v : all) {
-    const std::pair key{v.run.case_name, v.run.variant};
+    const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
     if (!latest.count(key)) order.push_back(key);
     latest[key] = &v;
     if (const auto t = v.metric("step_time_mean_s")) history[key].push_back(*t);
@@ -75,7 +79,8 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
     std::string verdict = "-", pairs = "";
     if (pair)
       for (const auto& c : pair->cases)
-        if (c.case_name == key.first && (key.second == pair->variant_a || key.second == pair->variant_b)) {
+        if (c.case_name == std::get<0>(key) &&
+            (std::get<1>(key) == pair->variant_a || std::get<1>(key) == pair->variant_b)) {
           verdict = html::badge(compare::to_string(c.worst)) + " " + html::link(pair_page_name(c.case_name), "pair");
           if (const size_t n = pairs_of(c); n > 0) pairs = html::num(std::to_string(n));
         }
@@ -83,7 +88,8 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
       const auto m = v.metric(name);
       return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
     };
-    rows.push_back({html::clipped(key.first, true), html::clipped(key.second, true),
+    rows.push_back({html::clipped(std::get<0>(key), true), html::clipped(std::get<1>(key), true),
+                    html::clipped(hardware_fingerprint(v.run.provenance_json).description, true),
                     html::badge(status, v.run.reason) + (v.run.reason.empty() ? "" : " " + html::clipped(v.run.reason, true)),
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
@@ -91,7 +97,7 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
   }
   body += html::section(
       "latest", "Latest run of every case and implementation",
-      html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict",
+      html::table({"Case", "Implementation", "Hardware", "Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict",
                    "Started"},
                   rows, "index"));
   std::string links = "<ul>";

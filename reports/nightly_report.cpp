@@ -9,11 +9,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
+#include "harness/base/hardware.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/stats/summary.h"
-#include "harness/store/store.h"
 #include "reports/html.h"
 
 namespace twinbench::reports {
@@ -47,6 +48,12 @@ std::string stopped_text(const compare::StoppedSeries& s) {
                      s.nights_missed, s.nights_missed == 1 ? "" : "s", s.latest);
 }
 
+// Midnight UTC of today, in seconds since the epoch.
+std::time_t today_utc() {
+  const std::time_t now = std::time(nullptr);
+  return now - now % 86400;
+}
+
 // One day of one (case, implementation): the newest group that ran it then.
 struct Night {
   std::string group, start;
@@ -55,26 +62,11 @@ struct Night {
 
 }  // namespace
 
-std::vector<RunView> nightly_runs(const store::Store& db, const NightlyOptions& o) {
-  const std::string now = o.now_utc.empty() ? store::now_utc() : o.now_utc;
-  store::RunFilter filter;
-  if (const auto today = day_of(now)) {
-    // A day of margin: build_nightly_report makes the exact cut by date.
-    const std::time_t since = *today - static_cast<std::time_t>(o.days + 1) * 86400;
-    std::tm tm{};
-    gmtime_r(&since, &tm);
-    filter.started_since = fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
-  }
-  compare::LoadOptions load;
-  load.steps = false;  // the trends chart per-run metrics only
-  return load_runs(db, filter, load);
-}
-
 NightlyReport build_nightly_report(const std::vector<RunView>& all, const NightlyOptions& o) {
   NightlyReport r;
   r.days = o.days;
   r.window = o.window;
-  const auto today = day_of(o.now_utc.empty() ? store::now_utc() : o.now_utc);
+  const auto today = o.now_utc.empty() ? std::optional<std::time_t>(today_utc()) : day_of(o.now_utc);
   // Each group's start (its first run: runs are oldest first) and whether it is in the days shown.
   std::unordered_map<std::string, std::pair<std::string, bool>> groups;
   for (const auto& v : all) {
@@ -84,15 +76,21 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
     groups.emplace(v.run.group_id, std::make_pair(v.run.started_at, shown));
     if (shown) ++r.groups;
   }
-  // Per (case, implementation) in first-seen order, per day: the newest group.
-  std::vector<std::pair<std::string, std::string>> keys;
-  std::map<std::pair<std::string, std::string>, std::map<std::string, Night>> nights;
+  // Per (case, implementation, hardware) in first-seen order, per day: the
+  // newest group. Each machine type of a fleet has its own series: a trend
+  // never compares nights measured on different hardware.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::vector<Key> keys;
+  std::map<Key, std::map<std::string, Night>> nights;
+  std::map<std::string, std::string> hardware;  // fingerprint -> description
   for (const auto& v : all) {
     const auto& [start, shown] = groups.at(v.run.group_id);
     if (!shown) continue;
     ++r.runs;
     if (v.run.status != RunStatus::completed) continue;
-    const std::pair<std::string, std::string> key{v.run.case_name, v.run.variant};
+    const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
+    if (!hardware.count(v.run.hardware_fingerprint))
+      hardware[v.run.hardware_fingerprint] = hardware_fingerprint(v.run.provenance_json).description;
     auto [days, added] = nights.try_emplace(key);
     if (added) keys.push_back(key);
     Night& night = days->second[start.substr(0, 10)];
@@ -103,7 +101,7 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
   const std::vector<metrics::Metric> charted = metrics::shown_in(metrics::kTrend);
   for (const auto& key : keys) {
     for (const metrics::Metric& spec : charted) {
-      TrendSeries s{key.first, key.second, spec, {}, {}, {}};
+      TrendSeries s{std::get<0>(key), std::get<1>(key), spec, {}, {}, {}, hardware.at(std::get<2>(key))};
       std::vector<double> values;
       for (const auto& [day, night] : nights.at(key)) {  // by date
         std::vector<double> repeats;
@@ -120,7 +118,7 @@ NightlyReport build_nightly_report(const std::vector<RunView>& all, const Nightl
         s.points.push_back({day + " " + commit, value, "normal"});
       }
       if (values.empty()) continue;
-      s.trend = stats::analyze_trend(values, spec, o.window, o.alpha);
+      s.trend = stats::analyze_trend(values, metrics::trend_rule(spec), o.window, o.alpha);
       for (size_t i = 0; i < s.points.size(); ++i) s.points[i].flag = flag_name(s.trend.flags[i]);
       if (s.trend.flags.back() == stats::PointFlag::kRegression) ++r.regressions;
       r.series.push_back(std::move(s));
@@ -150,7 +148,8 @@ std::string nightly_html(const NightlyReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : r.series) {
     const auto& last = s.points.back();
-    rows.push_back({html::escape(s.case_name), html::escape(s.variant), html::escape(s.spec.label),
+    rows.push_back({html::escape(s.case_name), html::escape(s.variant), html::escape(s.hardware),
+                    html::escape(s.spec.label),
                     html::num(html::escape(fmt::format(fmt::runtime(s.spec.format), last.value))),
                     html::badge(last.flag == "normal" ? "no change" : last.flag == "suspicious" ? "inconclusive"
                                                       : last.flag == "regression" ? "regressed" : "improved") +
@@ -159,7 +158,8 @@ std::string nightly_html(const NightlyReport& r) {
   }
   body += html::section("summary", fmt::format("Last {} days: {} series, {} regressing", r.days, r.series.size(),
                                                r.regressions),
-                        html::table({"Case", "Implementation", "Metric", "Latest", "Latest flag", "Step changes"},
+                        html::table({"Case", "Implementation", "Hardware", "Metric", "Latest", "Latest flag",
+                                     "Step changes"},
                                     rows, "summary") +
                             "<p>Baseline = median of the previous " + std::to_string(r.window) +
                             " nights; a single point beyond the threshold is suspicious, two consecutive are a "
@@ -167,11 +167,12 @@ std::string nightly_html(const NightlyReport& r) {
   std::string current;
   for (const auto& s : r.series) {
     html::ChartOptions o;
-    o.title = fmt::format("{} · {} · {}", s.case_name, s.variant, s.spec.label);
+    o.title = fmt::format("{} · {} · {} · {}", s.case_name, s.variant, s.spec.label, s.hardware);
     o.y_label = s.spec.label;
     const double band = s.spec.rel_threshold > 0 ? s.spec.rel_threshold : 0.0;
     const std::string chart = html::trend_chart(s.points, s.trend.baseline, band, s.trend.step_changes, o);
-    body += html::section(html::slug(s.case_name + "-" + s.variant + "-" + s.spec.name), o.title, chart);
+    body += html::section(html::slug(s.case_name + "-" + s.variant + "-" + s.spec.name + "-" + s.hardware), o.title,
+                          chart);
   }
   html::Page page;
   page.title = "twinbench · nightly";
@@ -219,6 +220,7 @@ std::string nightly_json(const NightlyReport& r) {
     nlohmann::ordered_json one;
     one["case"] = s.case_name;
     one["variant"] = s.variant;
+    one["hardware"] = s.hardware;
     one["metric"] = s.spec.name;
     one["points"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.points.size(); ++i)

@@ -10,7 +10,6 @@
 
 #include "harness/compare/missing_data.h"
 #include "harness/stats/trend.h"
-#include "harness/store/store.h"
 #include "reports/analysis.h"
 #include "reports/svg.h"
 
@@ -22,6 +21,7 @@ struct TrendSeries {
   std::vector<std::string> groups;  // one per point
   std::vector<html::TrendPoint> points;
   stats::TrendResult trend;
+  std::string hardware;  // the hardware every point was measured on (base/hardware.h)
 };
 
 struct NightlyReport {
@@ -42,10 +42,9 @@ struct NightlyOptions {
   std::string now_utc;    // "YYYY-MM-DD..." reference time; empty = now
 };
 
-// The runs the report reads: those started within options.days (a day of
-// margin for time zones), with their metrics but not their steps.
-std::vector<RunView> nightly_runs(const store::Store& store, const NightlyOptions& options);
-// `all` oldest first (as load_runs gives them); runs outside the days are ignored.
+// `all` oldest first, as compare::load_nightly_runs loads them (the runs of
+// the days shown, with metrics, without steps); runs outside the days are
+// ignored.
 NightlyReport build_nightly_report(const std::vector<RunView>& all, const NightlyOptions& options);
 std::string nightly_html(const NightlyReport& report);
 std::string nightly_markdown(const NightlyReport& report);

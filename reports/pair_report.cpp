@@ -3,8 +3,11 @@
 
 #include "harness/compare/comparison_json.h"
 #include "harness/compare/sessions.h"
+#include "harness/base/hardware.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -167,14 +170,19 @@ std::string comparison_table_html(const Comparison& c) {
 std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled) {
   std::vector<std::string> header = {"Field"};
   for (const auto& [label, run] : labelled) header.push_back(html::escape(label));
-  const char* fields[] = {"git_commit", "git_branch", "git_dirty", "labels_overridden", "libtorch_version",
-                          "compiler", "device_name", "threads", "omp_wait_policy", "openblas_coretype", "world_size", "dist_backend", "host",
-                          "load_average", "quant_backend"};
+  std::vector<std::string> fields = {"git_commit", "git_branch", "git_dirty", "labels_overridden", "libtorch_version",
+                                     "compiler", "device_name", "threads", "omp_wait_policy", "openblas_coretype",
+                                     "world_size", "dist_backend", "host", "load_average", "quant_backend",
+                                     "hardware_fingerprint", "cpu_model", "cpu_cores"};
   std::vector<nlohmann::json> provs;
   for (const auto& [label, run] : labelled)
     provs.push_back(nlohmann::json::parse(run->run.provenance_json, nullptr, false));
+  // The GPU part of the hardware fingerprint (base/hardware.h), where a run has it.
+  for (const char* f : hardware_gpu_keys())
+    if (std::any_of(provs.begin(), provs.end(), [&](const nlohmann::json& p) { return p.is_object() && p.contains(f); }))
+      fields.push_back(f);
   std::vector<std::vector<std::string>> rows;
-  for (const char* f : fields) {
+  for (const std::string& f : fields) {
     std::vector<std::string> row = {html::escape(f)};
     for (const auto& p : provs) {
       const std::string v = p.is_object() && p.contains(f) ? (p[f].is_string() ? p[f].get<std::string>() : p[f].dump()) : "-";
@@ -217,6 +225,13 @@ std::string pair_case_html(const PairReport& report, size_t index) {
   if (!c.reason_b.empty()) status += " " + html::clipped(c.reason_b);
   status += " &nbsp; " + html::badge(compare::to_string(c.worst), "the case's worst verdict") + " &nbsp; " +
             html::escape(runs_text(c)) + "</p>";
+  // Which hardware measured the case: one line, or each side's when they differ.
+  if (c.same_hardware)
+    status += "<p>Hardware: " + html::escape(!c.hardware_b.empty() ? c.hardware_b : c.hardware_a) + "</p>";
+  else
+    status += "<p>Hardware: " + html::escape(c.label_a) + " on " + html::escape(c.hardware_a) + "; " +
+              html::escape(c.label_b) + " on " + html::escape(c.hardware_b) +
+              " — times and rates not comparable</p>";
   body += status;
   body += html::section("metrics", fmt::format("Metrics: {} vs {}", c.label_a, c.label_b),
                         comparison_table_html(c) + html::legend(c.label_a, c.label_b));

@@ -8,20 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/base/build_info.h"
+#include "harness/base/hardware.h"
 #include "harness/base/process_env.h"
 
 namespace twinbench {
 
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "cpu";
-}
+std::string cpu_name() { return cpu_model(); }
 
 std::string host_name() {
   char buf[256] = {};
@@ -57,6 +49,8 @@ Provenance collect_provenance(const LabelOverrides& o) {
   p.compiler = "unknown";
 #endif
   p.host = host_name();
+  p.cpu_model = cpu_model();
+  p.cpu_cores = cpu_cores();
   p.pid = static_cast<int64_t>(getpid());
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) p.load_average = load[0];
@@ -97,6 +91,10 @@ std::string provenance_json(const Provenance& p) {
   }
   j["device_kind"] = p.device_kind;
   if (p.sequential_looks > 0) j["sequential_looks"] = p.sequential_looks;
+  j["cpu_model"] = p.cpu_model;
+  j["cpu_cores"] = p.cpu_cores;
+  // Last, over every key above (GPU keys included): base/hardware.h.
+  j["hardware_fingerprint"] = hardware_fingerprint(nlohmann::json::parse(j.dump())).id;
   return j.dump();
 }
 

@@ -42,6 +42,9 @@ struct Provenance {
   // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
   // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
   int sequential_looks = 0;
+  // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
+  std::string cpu_model;
+  int cpu_cores = 0;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and
@@ -52,6 +55,8 @@ struct LabelOverrides {
 
 // `device_name` and `threads` are filled by the caller that knows the device.
 Provenance collect_provenance(const LabelOverrides& overrides);
+// The JSON object stored with a run; its last key, hardware_fingerprint, is
+// computed from all the others (base/hardware.h).
 std::string provenance_json(const Provenance& p);
 // "model name" from /proc/cpuinfo, or "cpu".
 std::string cpu_name();

@@ -38,7 +38,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
                 "run A and B of each round at the same time, each pinned to its own core with one thread, so both "
                 "meet the same interference (duet benchmarking)");
   cmd->add_option("--threshold", o->thresholds, "METRIC=VALUE verdict threshold (repeatable)");
-  cmd->add_option("--db", o->ab.db, "SQLite file both sides are stored in (default ./twinbench.db)");
+  cmd->add_option("--db", o->ab.db, kDbHelp);
   cmd->add_option("--label-a", o->ab.label_a, "branch label recorded for A's runs (default ab:A)");
   cmd->add_option("--label-b", o->ab.label_b, "branch label recorded for B's runs (default ab:B)");
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 struct ImportOpts {
   std::vector<std::string> files;
   std::string format = "auto";
-  std::string db = "twinbench.db";
+  std::string db = store::default_location();
   std::string case_name, variant, branch, commit, group;
   bool branch_from_dir = false;
   std::optional<int> devices;
@@ -284,7 +284,7 @@ void add_import_command(CLI::App& app, int& exit_code) {
                   "leading step records left out of steady-state statistics (default 2, as measure.warmup_steps)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--group", o->group, "run group of the imported runs (default: derived from the case, variant, branch and contents)");
-  cmd->add_option("--db", o->db, "SQLite file to write (created when missing)");
+  cmd->add_option("--db", o->db, kDbHelp);
   cmd->add_flag("--replace", o->replace, "re-import files already imported (same content, case and variant)");
   cmd->add_flag("--json", o->json, "print a JSON array (one object per file) instead of one line per file");
   cmd->callback([o, &exit_code] {

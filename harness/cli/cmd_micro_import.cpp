@@ -31,7 +31,7 @@ std::string read_text(const std::string& path) {
 void add_import_micro_command(CLI::App& db, int& exit_code) {
   struct Opts {
     std::vector<std::string> files;
-    std::string db = "twinbench.db";
+    std::string db = store::default_location();
     std::string branch, commit, group;
   };
   auto o = std::make_shared<Opts>();
@@ -39,7 +39,7 @@ void add_import_micro_command(CLI::App& db, int& exit_code) {
       "import-micro", "store Google Benchmark JSON (twinbench-micro --benchmark_out=FILE) as runs: case "
                       "micro:<name>, variant functional|module|shared, repetitions as steps");
   cmd->add_option("files", o->files, "Google Benchmark JSON files")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--db", o->db, "SQLite file to write (created when missing)");
+  cmd->add_option("--db", o->db, kDbHelp);
   cmd->add_option("--branch", o->branch,
                   "branch label (default: $TWINBENCH_BRANCH, else the JSON's twinbench context, else this build)");
   cmd->add_option("--commit", o->commit,

@@ -21,7 +21,7 @@ namespace twinbench::cli {
 namespace {
 
 struct ReportOpts {
-  std::string db = "twinbench.db";
+  std::string db = store::default_location();
   std::string out = "twinbench-report";
   std::string format = "html";
   std::vector<std::string> thresholds;  // metric=value
@@ -29,7 +29,7 @@ struct ReportOpts {
 };
 
 void add_report_options(CLI::App* cmd, ReportOpts& o) {
-  cmd->add_option("--db", o.db, "SQLite file to read");
+  cmd->add_option("--db", o.db, kDbHelp);
   cmd->add_option("--out", o.out, "output folder for HTML (index.html links every report)");
   cmd->add_option("--format", o.format, "html (files in --out), markdown or json (stdout)")
       ->check(CLI::IsMember({"html", "markdown", "json"}));
@@ -66,11 +66,6 @@ void add_baseline_at_option(CLI::App* cmd, std::string& target) {
       ->check(CLI::IsMember({"merge-base", "tip"}));
 }
 
-store::Store open_existing(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw std::invalid_argument(fmt::format("{}: no such database", path));
-  return store::Store(path);
-}
-
 // Renders the index of `dir` from the whole store (after any report was written).
 void refresh_index(const std::string& dir, const std::vector<compare::RunView>& all, const reports::PairReport* pair) {
   reports::write_report_file(dir, "index.html", reports::index_html(all, pair, reports::report_files(dir)));
@@ -95,7 +90,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   pair->add_option("--a", p->a, "implementation A (left column)");
   pair->add_option("--b", p->b, "implementation B (right column; Diff = B - A)");
   pair->callback([p, &exit_code] {
-    const auto db = open_existing(p->r.db);
+    const auto db = open_existing_store(p->r.db);
     // --group, else the newest group if it has both A and B, else (imported runs) the newest of each per case.
     auto selection = compare::select_pair_runs(db, p->group, p->a, p->b);
     const auto started = std::chrono::steady_clock::now();
@@ -128,7 +123,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nway->add_option("--reference", w->reference, "the implementation the others are compared with (default functional)");
   nway->add_option("--variants", w->variants, "implementations to show, comma-separated (default: all in the group)");
   nway->callback([w, &exit_code] {
-    const auto db = open_existing(w->r.db);
+    const auto db = open_existing_store(w->r.db);
     store::RunFilter filter;
     filter.group_id = compare::resolve_group(db, w->group);
     const auto report = reports::build_nway_report(compare::load_runs(db, filter), *filter.group_id, w->reference,
@@ -157,7 +152,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
   add_baseline_at_option(branch, b->baseline_at);
   branch->callback([b, &exit_code] {
-    const auto db = open_existing(b->r.db);
+    const auto db = open_existing_store(b->r.db);
     const auto all = compare::load_runs(db);
     auto sides = compare::select_branch_sides(all, b->baseline, b->candidate, baseline_at(b->baseline_at));
     std::cerr << "report branch: " << sides.how << "\n";
@@ -190,11 +185,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
   nightly->add_flag("--fail-on-missing", n->fail_missing,
                     "exit 1 when a case and implementation stopped producing completed runs (missing data)");
   nightly->callback([n, &exit_code] {
-    const auto db = open_existing(n->r.db);
+    const auto db = open_existing_store(n->r.db);
     auto options = n->n;
     options.alpha = n->r.alpha;
     // Only the days shown, without steps: the page grows with days and cases, not with the store.
-    const auto report = reports::build_nightly_report(reports::nightly_runs(db, options), options);
+    const auto report =
+        reports::build_nightly_report(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     if (n->r.format == "markdown") {
       std::cout << reports::nightly_markdown(report);
     } else if (n->r.format == "json") {
@@ -241,7 +237,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     } else {
       const auto name = reports::bisect_page_name(r);
       reports::write_report_file(bo->out, name, reports::bisect_html(r));
-      refresh_index(bo->out, compare::load_runs(open_existing(bo->c.options.db), {}, {/*steps=*/false}), nullptr);
+      refresh_index(bo->out, compare::load_runs(open_existing_store(bo->c.options.db), {}, {/*steps=*/false}), nullptr);
       std::cout << (std::filesystem::path(bo->out) / name).string() << "\n";
     }
     exit_code = kExitOk;
@@ -249,10 +245,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
 
   auto io = std::make_shared<ReportOpts>();
   auto* index = report->add_subcommand("index", "(re)write index.html of the output folder");
-  index->add_option("--db", io->db, "SQLite file to read");
+  index->add_option("--db", io->db, kDbHelp);
   index->add_option("--out", io->out, "output folder");
   index->callback([io, &exit_code] {
-    const auto db = open_existing(io->db);
+    const auto db = open_existing_store(io->db);
     refresh_index(io->out, compare::load_runs(db), nullptr);
     std::cout << (std::filesystem::path(io->out) / "index.html").string() << "\n";
     exit_code = kExitOk;
@@ -268,7 +264,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Opts>();
   o->r.format = "markdown";
   auto* cmd = app.add_subcommand("compare", "compare two refs and gate CI: exit 1 on regressions with --fail-on-regression");
-  cmd->add_option("--db", o->r.db, "SQLite file to read");
+  cmd->add_option("--db", o->r.db, kDbHelp);
   cmd->add_option("--baseline", o->baseline, "baseline ref: branch name or commit prefix")->required();
   cmd->add_option("--candidate", o->candidate, "candidate ref: branch name or commit prefix")->required();
   cmd->add_option("--variant", o->variants, "implementations, comma-separated (default: all)");
@@ -279,7 +275,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
   add_baseline_at_option(cmd, o->baseline_at);
   cmd->callback([o, &exit_code] {
-    const auto db = open_existing(o->r.db);
+    const auto db = open_existing_store(o->r.db);
     auto sides = compare::select_branch_sides(compare::load_runs(db), o->baseline, o->candidate,
                                               baseline_at(o->baseline_at));
     std::cerr << "compare: " << sides.how << "\n";

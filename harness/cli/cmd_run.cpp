@@ -2,11 +2,13 @@
 // store every run, print the side-by-side tables (or JSON).
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,6 +19,7 @@
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/adaptive.h"
+#include "harness/run/matrix_shard.h"
 #include "harness/run/runner.h"
 #include "harness/store/store.h"
 #include "harness/metrics/catalogue.h"
@@ -32,7 +35,7 @@ struct ExecOpts {
   std::vector<std::string> overrides;
   std::string variants = "functional,module";
   int repeats = 0;  // 0 = the case's measure.repeats
-  std::string db = "twinbench.db";
+  std::string db = store::default_location();
   bool no_db = false;
   bool reduced = false;
   bool json = false;
@@ -72,13 +75,15 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                   "implementation(s), comma-separated: functional, module, eager, compiled, eager-debian, linen, nnx, or a case's [external.NAME]");
   cmd->add_option("--repeats", o.repeats, "repeats per case and variant (default: measure.repeats)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--db", o.db, "SQLite file the runs are stored in");
+  cmd->add_option("--db", o.db, kDbHelp);
   cmd->add_flag("--no-db", o.no_db, "do not store the runs");
   cmd->add_flag("--reduced", o.reduced, "apply each case's [reduced] section (a smaller form that fits this host)");
   cmd->add_option("--branch", o.labels.branch, "branch label to record (default: from the build, or $TWINBENCH_BRANCH)");
   cmd->add_option("--commit", o.labels.commit, "commit label to record (default: from the build, or $TWINBENCH_COMMIT)");
   cmd->add_flag("--json", o.json, "print the list of runs as JSON on stdout and nothing else");
-  cmd->add_option("--group", o.group, "group id shared by the stored runs (default: a new uuid)");
+  cmd->add_option("--group", o.group,
+                  "group id shared by the stored runs (default: a new uuid; a Slurm array's shards: "
+                  "slurm-$SLURM_ARRAY_JOB_ID)");
   cmd->add_option("--nproc", o.nproc,
                   fmt::format("data-parallel worker processes on this host (overrides dist.nproc), at most {}; "
                               "workers start at most {} per second, and processes x threads may not exceed the "
@@ -286,7 +291,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     db.emplace(o.db);
     const int recovered = db->recover_stale_runs();
     if (recovered > 0)
-      std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", o.db,
+      std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", db->path(),
                                recovered);
     options.store = &*db;
   }
@@ -311,7 +316,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
       std::rotate(columns.begin(), ref, ref + 1);
     print_tables(outcomes, columns, adaptive ? &*adaptive : nullptr);
     if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
-                                     outcomes.size() == 1 ? "run" : "runs", o.db, options.group_id);
+                                     outcomes.size() == 1 ? "run" : "runs", db->path(), options.group_id);
   }
   std::vector<std::string> bad;
   for (const auto& r : outcomes)
@@ -350,16 +355,39 @@ void add_run_command(CLI::App& app, int& exit_code) {
   });
 }
 
+namespace {
+
+// The process environment as a map (Slurm's array variables).
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+}  // namespace
+
 void add_matrix_command(CLI::App& app, int& exit_code) {
   struct Opts {
     ExecOpts exec;
     std::string glob = "*";
+    std::string shard;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("matrix", "every case x variant x repeat, then the MaxView tables");
   cmd->add_option("--cases", o->glob, "shell glob over case names (default: all)");
+  cmd->add_option("--shard", o->shard,
+                  "K/N: run only the K-th of N parts of the matrix, whole cases each (default in a Slurm array: "
+                  "the task's part); the N parts together are the whole matrix (docs/fleet.md)");
   add_exec_options(cmd, o->exec);
   cmd->callback([o, &exit_code] {
+    // Parse before loading anything: a bad --shard is refused at once.
+    std::optional<MatrixShard> shard;
+    if (!o->shard.empty()) shard = parse_matrix_shard(o->shard);
+    else shard = slurm_matrix_shard(process_environment());
     std::vector<RunConfig> configs;
     for (const auto& file : list_case_files()) {
       const auto name = std::filesystem::path(file).stem().string();
@@ -368,6 +396,29 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
     }
     if (configs.empty())
       throw ConfigError("command line", "--cases", fmt::format("'{}' matches no case in {}", o->glob, cases_dir()));
+    if (shard && shard->count > 1) {
+      // The shards' runs form one group, whatever host each ran on.
+      if (o->exec.group.empty()) {
+        const auto env = process_environment();
+        const auto job = env.find("SLURM_ARRAY_JOB_ID");
+        if (job == env.end() || job->second.empty())
+          throw ConfigError("command line", "--group",
+                            "a sharded matrix needs --group ID, the same for every shard (e.g. the CI run id), so "
+                            "that the shards' runs form one group");
+        o->exec.group = "slurm-" + job->second;
+      }
+      const size_t all = configs.size();
+      configs = select_matrix_shard(configs, *shard);
+      std::string names;
+      for (const auto& c : configs) names += (names.empty() ? "" : ", ") + c.case_name;
+      std::cerr << fmt::format("shard {}/{} ({}): {} of {} cases{}{}\n", shard->index, shard->count, shard->source,
+                               configs.size(), all, configs.empty() ? "" : ": ", names);
+      if (configs.empty()) {
+        if (o->exec.json) std::cout << "[]\n";
+        exit_code = kExitOk;
+        return;
+      }
+    }
     exit_code = execute(configs, o->exec);
   });
 }

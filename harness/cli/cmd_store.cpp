@@ -17,14 +17,14 @@ namespace twinbench::cli {
 
 void add_runs_command(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string db = "twinbench.db";
+    std::string db = store::default_location();
     std::string group, case_name, variant, status;
     int64_t limit = 20;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("runs", "list stored runs, newest first (marks runs of dead processes interrupted)");
-  cmd->add_option("--db", o->db, "SQLite file");
+  cmd->add_option("--db", o->db, kDbHelp);
   cmd->add_option("--group", o->group, "only this group id");
   cmd->add_option("--case", o->case_name, "only this case");
   cmd->add_option("--variant", o->variant, "only this implementation");
@@ -33,10 +33,17 @@ void add_runs_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", o->json, "JSON list on stdout");
   cmd->callback([o, &exit_code] {
     store::Store db(o->db);
-    const int recovered = db.recover_stale_runs();
-    if (recovered > 0)
-      std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", o->db,
-                               recovered);
+    try {
+      const int recovered = db.recover_stale_runs();
+      if (recovered > 0)
+        std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n",
+                                 db.path(), recovered);
+    } catch (const store::StoreError& e) {
+      // A reader (a read-only role or file) still lists; the runs stay as they are.
+      if (e.fault() != store::StoreFault::kPermission) throw;
+      std::cerr << fmt::format("twinbench: warning: stale runs not recovered (the store is read-only here): {}\n",
+                               e.what());
+    }
     store::RunFilter filter;
     if (!o->group.empty()) filter.group_id = o->group;
     if (!o->case_name.empty()) filter.case_name = o->case_name;
@@ -79,14 +86,14 @@ void add_runs_command(CLI::App& app, int& exit_code) {
 
 void add_calibrate_command(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string db = "twinbench.db";
+    std::string db = store::default_location();
     std::string dtypes;  // "" = calibration_dtypes(device)
     std::string device = "auto";
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("calibrate", "measure this machine's dense matmul peak per dtype and store it");
-  cmd->add_option("--db", o->db, "SQLite file");
+  cmd->add_option("--db", o->db, kDbHelp);
   cmd->add_option("--dtype", o->dtypes,
                   "dtypes to measure, comma-separated: fp32, bf16 (CPU default); bf16, tf32, fp32, fp8 (GPU; the "
                   "default, fp8 where the device has it)");

@@ -1,8 +1,12 @@
 // Shared CLI pieces (see common.h).
 #include "harness/cli/common.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 #include "harness/metrics/catalogue.h"
 
@@ -31,6 +35,12 @@ std::string flag_or_env(const std::string& flag, const char* env) {
   if (!flag.empty()) return flag;
   const char* value = std::getenv(env);
   return value ? value : "";
+}
+
+store::Store open_existing_store(const std::string& location) {
+  if (!store::is_server_location(location) && !std::filesystem::exists(location))
+    throw std::invalid_argument(fmt::format("{}: no such database", location));
+  return store::Store(location);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {

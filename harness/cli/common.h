@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/base/config.h"
+#include "harness/store/store.h"
 
 namespace twinbench::cli {
 
@@ -20,6 +21,7 @@ enum ExitCode : int {
   kExitPeerLost = 4,     // a data-parallel worker stopped because a peer rank failed (dist::kPeerLostExitCode)
   kExitBisectRange = 5,      // `bisect`: a range of commits, not one (some could not be judged)
   kExitNothingToBisect = 6,  // `bisect`: the bad end is not decisively worse than the good end
+  kExitStoreUnreachable = 7,  // the store could not be reached: no server there, a wrong password (nothing written)
 };
 
 struct ModelSelection {
@@ -37,6 +39,13 @@ RunConfig load_case(const std::string& file, const std::vector<std::string>& ove
 
 // The flag, else the environment variable (CI checkouts are detached), else "".
 std::string flag_or_env(const std::string& flag, const char* env);
+
+// What every --db option says: an SQLite file or a postgresql:// URL, and the default.
+inline constexpr const char* kDbHelp =
+    "the store: an SQLite file or a postgresql:// URL (default: $TWINBENCH_DB, else twinbench.db)";
+// Opens a store to read: refuses an SQLite file that does not exist
+// (std::invalid_argument, exit 2) instead of creating an empty one.
+store::Store open_existing_store(const std::string& location);
 
 // "a,,b" -> {"a", "b"}: the comma lists of --cases, --variants and the like.
 std::vector<std::string> split_commas(const std::string& s);

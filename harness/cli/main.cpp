@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   } catch (const dist::PeerError& e) {
     return fail(kExitPeerLost, e.what());
   } catch (const store::StoreError& e) {
-    return fail(kExitFailure, e.what());
+    return fail(e.fault() == store::StoreFault::kUnreachable ? kExitStoreUnreachable : kExitFailure, e.what());
   } catch (const SafetensorsError& e) {
     return fail(kExitBadInput, e.what());
   } catch (const c10::Error& e) {  // LibTorch's own: its what() carries a C++ backtrace

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+
+#include "harness/base/hardware.h"
 
 namespace twinbench::compare {
 
@@ -38,6 +41,19 @@ void summarize_side(const std::vector<const RunView*>& runs, std::string& status
     if (std::string(to_string(r->run.status)) == status && !r->run.reason.empty()) reason = r->run.reason;
 }
 
+// The distinct hardware of `runs`, by fingerprint, described for people.
+std::string describe_hardware(const std::vector<const RunView*>& runs, std::set<std::string>& fingerprints) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const RunView* r : runs) {
+    const HardwareFingerprint hw = hardware_fingerprint(r->run.provenance_json);
+    const std::string id = r->run.hardware_fingerprint.empty() ? hw.id : r->run.hardware_fingerprint;
+    fingerprints.insert(id);
+    if (seen.insert(id).second) out += (out.empty() ? "" : "; ") + hw.description;
+  }
+  return out;
+}
+
 double tolerance_of(const RunView& run) {
   const auto text = run.config_value("measure.parity_tolerance");
   return text.empty() ? 1e-5 : std::stod(text);
@@ -67,6 +83,10 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
   judge.target_change = o.target_change;
   const bool starved = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return oversubscribed(*r); }) ||
                        std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return oversubscribed(*r); });
+  std::set<std::string> fingerprints;
+  c.hardware_a = describe_hardware(c.runs_a, fingerprints);
+  c.hardware_b = describe_hardware(c.runs_b, fingerprints);
+  c.same_hardware = fingerprints.size() <= 1;
   const bool from_logs = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return imported(*r); }) ||
                          std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return imported(*r); });
   // Times first: the rates derived from them share their verdicts.
@@ -109,7 +129,16 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
       m.explanation = "memory of imported runs is the log's own peak, which moves between runs of the same code: "
                       "not judged";
     }
-    if (starved && timing && m.verdict != Verdict::kNewFailure) {
+    if (!c.same_hardware && timing && m.verdict != Verdict::kNewFailure) {
+      m.verdict = Verdict::kNotComparable;
+      m.explanation = c.hardware_a == c.hardware_b
+                          ? fmt::format("not comparable — different hardware: the runs ran on {} (docs/verdicts.md); "
+                                        "times and rates of different hardware are never judged",
+                                        c.hardware_a)
+                          : fmt::format("not comparable — different hardware: {} ran on {}, {} on {} "
+                                        "(docs/verdicts.md); times and rates of different hardware are never judged",
+                                        c.label_a, c.hardware_a, c.label_b, c.hardware_b);
+    } else if (starved && timing && m.verdict != Verdict::kNewFailure) {
       m.verdict = Verdict::kNotComparable;
       m.explanation = "not comparable — oversubscribed: a run shared its cores with more processes than the host has "
                       "(docs/verdicts.md); times and rates are not performance figures";

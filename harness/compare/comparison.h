@@ -24,6 +24,10 @@ struct Comparison {
   std::string reason_a, reason_b;              // why skipped/failed, when it is
   std::vector<MetricComparison> metrics;  // spec order
   std::optional<stats::LossParity> parity;       // loss curves, first repeat of each side
+  // Each side's hardware (base/hardware.h), "; "-joined when its runs had several;
+  // times and rates of different hardware are never judged (not comparable).
+  std::string hardware_a, hardware_b;
+  bool same_hardware = true;
   Verdict worst = Verdict::kNoChange;  // the most severe metric verdict
   bool paired = false;                 // timing intervals over interleaved pairs of runs
   double confidence = 0.95;            // of each timing interval (family- and look-adjusted)

@@ -8,8 +8,11 @@ namespace twinbench::compare {
 nlohmann::ordered_json to_json(const Comparison& c) {
   nlohmann::ordered_json j;
   j["case"] = c.case_name;
-  j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()}};
-  j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()}};
+  j["a"] = {{"label", c.label_a}, {"status", c.status_a}, {"reason", c.reason_a}, {"repeats", c.runs_a.size()},
+            {"hardware", c.hardware_a}};
+  j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()},
+            {"hardware", c.hardware_b}};
+  j["same_hardware"] = c.same_hardware;
   j["worst_verdict"] = to_string(c.worst);
   j["paired"] = c.paired;
   j["confidence"] = c.confidence;

@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/base/git.h"
 #include "harness/metrics/run_metrics.h"
@@ -54,6 +57,24 @@ std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& f
   return out;
 }
 
+std::vector<RunView> load_nightly_runs(const store::Store& db, int days, const std::string& now_utc) {
+  const std::string now = now_utc.empty() ? store::now_utc() : now_utc;
+  store::RunFilter filter;
+  if (now.size() >= 10 && now[4] == '-' && now[7] == '-') {
+    std::tm tm{};
+    tm.tm_year = std::atoi(now.substr(0, 4).c_str()) - 1900;
+    tm.tm_mon = std::atoi(now.substr(5, 2).c_str()) - 1;
+    tm.tm_mday = std::atoi(now.substr(8, 2).c_str());
+    const std::time_t since = timegm(&tm) - static_cast<std::time_t>(days + 1) * 86400;
+    std::tm day{};
+    gmtime_r(&since, &day);
+    filter.started_since = fmt::format("{:04}-{:02}-{:02}", day.tm_year + 1900, day.tm_mon + 1, day.tm_mday);
+  }
+  LoadOptions load;
+  load.steps = false;  // the trends chart per-run metrics only
+  return load_runs(db, filter, load);
+}
+
 std::string resolve_group(const store::Store& db, const std::string& group) {
   if (!group.empty()) {
     store::RunFilter f;
@@ -95,13 +116,16 @@ std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref,
 }
 
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref) {
-  // The newest group per (case, variant) among the runs of `ref` (runs are oldest first).
-  std::map<std::pair<std::string, std::string>, std::string> newest_group;
+  // The newest group per (case, variant, hardware) among the runs of `ref` (runs
+  // are oldest first): each machine type of a fleet keeps its own newest runs.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, std::string> newest_group;
   for (const auto& v : all)
-    if (matches_ref(v.run, ref)) newest_group[{v.run.case_name, v.run.variant}] = v.run.group_id;
+    if (matches_ref(v.run, ref))
+      newest_group[{v.run.case_name, v.run.variant, v.run.hardware_fingerprint}] = v.run.group_id;
   std::vector<RunView> out;
   for (const auto& v : all) {
-    const auto it = newest_group.find({v.run.case_name, v.run.variant});
+    const auto it = newest_group.find({v.run.case_name, v.run.variant, v.run.hardware_fingerprint});
     if (it != newest_group.end() && it->second == v.run.group_id && matches_ref(v.run, ref)) out.push_back(v);
   }
   return out;

@@ -36,6 +36,13 @@ struct LoadOptions {
 // All runs matching `filter` (oldest first), with metrics and, if asked, steps.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter, const LoadOptions& options);
 
+// The runs a nightly report reads: those that started on or after the day
+// `days` + 1 before `now_utc` (ISO-8601 UTC; empty: now), a day of margin for
+// time zones (the report makes the exact cut by date), oldest first, with
+// their metrics but not their steps: the page grows with the days shown, not
+// with the store.
+std::vector<RunView> load_nightly_runs(const store::Store& store, int days, const std::string& now_utc = "");
+
 // The group (matrix/run invocation) to report on: `group` if given, else the newest
 // group in the store. Throws std::invalid_argument when there is none.
 std::string resolve_group(const store::Store& store, const std::string& group);
@@ -50,7 +57,8 @@ bool matches_ref(const store::RunRecord& run, const std::string& ref);
 // naming `what` ("baseline") and listing the refs the store holds.
 std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref, const std::string& what);
 
-// For each (case, variant): the runs of the newest group whose runs match `ref`.
+// For each (case, variant, hardware fingerprint): the runs of the newest group
+// whose runs match `ref`.
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref);
 
 // The statistical side of `runs` (repeats of one case x variant) for one

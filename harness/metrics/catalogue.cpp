@@ -217,10 +217,11 @@ RunMetrics from_map(const std::map<std::string, std::optional<double>>& stored) 
 }
 
 bool beyond_threshold(const Metric& metric, double baseline, double candidate) {
-  const double diff = std::abs(candidate - baseline);
-  if (!(diff > metric.abs_threshold)) return false;
-  if (baseline == 0) return true;
-  return diff > metric.rel_threshold * std::abs(baseline);
+  return stats::beyond_threshold(metric.rel_threshold, metric.abs_threshold, baseline, candidate);
+}
+
+stats::TrendRule trend_rule(const Metric& metric) {
+  return {metric.direction == Direction::kHigherIsBetter, metric.rel_threshold, metric.abs_threshold};
 }
 
 std::string format_value(const Metric& metric, const std::optional<double>& value) {

@@ -60,7 +60,7 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   }
   args.insert(args.end(), config.overrides.begin(), config.overrides.end());
   args.insert(args.end(), {"--variant", out.variant, "--repeats", "1", "--repeat-index", std::to_string(out.repeat),
-                           "--db", db->path(), "--group", o.group_id, "--run-id", out.run_id, "--world-size",
+                           "--db", db->location(), "--group", o.group_id, "--run-id", out.run_id, "--world-size",
                            std::to_string(nproc), "--master-addr", o.master_addr, "--master-port",
                            std::to_string(port)});
   if (!o.labels.branch.empty()) args.insert(args.end(), {"--branch", o.labels.branch});

@@ -62,12 +62,18 @@ std::string to_string(PointFlag f) {
   return "unknown";
 }
 
-TrendResult analyze_trend(const std::vector<double>& values, const metrics::Metric& spec, size_t window, double alpha) {
+bool beyond_threshold(double rel_threshold, double abs_threshold, double baseline, double candidate) {
+  const double diff = std::abs(candidate - baseline);
+  if (!(diff > abs_threshold)) return false;
+  if (baseline == 0) return true;
+  return diff > rel_threshold * std::abs(baseline);
+}
+
+TrendResult analyze_trend(const std::vector<double>& values, const TrendRule& rule, size_t window, double alpha) {
   if (window == 0) throw std::invalid_argument("analyze_trend: window must be at least 1");
   for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) {
-      throw std::invalid_argument(fmt::format("analyze_trend: {} value {} at index {} is not finite", spec.name,
-                                              values[i], i));
+      throw std::invalid_argument(fmt::format("analyze_trend: value {} at index {} is not finite", values[i], i));
     }
   }
   const size_t n = values.size();
@@ -80,9 +86,9 @@ TrendResult analyze_trend(const std::vector<double>& values, const metrics::Metr
   for (size_t i = 1; i < n; ++i) {
     const double base = median(slice(values, i > window ? i - window : 0, i));
     r.baseline[i] = base;
-    if (!metrics::beyond_threshold(spec, base, values[i])) continue;
+    if (!beyond_threshold(rule.rel_threshold, rule.abs_threshold, base, values[i])) continue;
     const bool higher = values[i] > base;
-    const bool better = higher == (spec.direction == metrics::Direction::kHigherIsBetter);
+    const bool better = higher == rule.higher_is_better;
     sides[i] = better ? Position::kGood : Position::kBad;
   }
   flag_runs(sides, Position::kBad, PointFlag::kRegression, PointFlag::kSuspicious, r.flags);
@@ -95,7 +101,7 @@ TrendResult analyze_trend(const std::vector<double>& values, const metrics::Metr
     const std::vector<double> before = slice(values, k > window ? k - window : 0, k);
     const std::vector<double> after = slice(values, k, std::min(n, k + window));
     const double m_before = median(before), m_after = median(after);
-    if (!metrics::beyond_threshold(spec, m_before, m_after)) continue;
+    if (!beyond_threshold(rule.rel_threshold, rule.abs_threshold, m_before, m_after)) continue;
     const auto test = mann_whitney_u(before, after);
     if (!test || !(test->p_value < alpha)) continue;
     const double shift = std::abs(m_after - m_before) / (m_before != 0 ? std::abs(m_before) : 1.0);

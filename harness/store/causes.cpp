@@ -7,9 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "harness/store/postgres.h"
+#include "harness/store/store.h"
 
 namespace twinbench::store::causes {
 
@@ -18,10 +23,27 @@ namespace {
 // First line of every written cause file; a reservation is all zero bytes.
 constexpr char kMagic[] = "twinbench-cause 1\n";
 
-std::string dir_of(const std::string& db_path) { return db_path + "-causes"; }
-
 bool in_memory(const std::string& db_path) {
   return db_path.empty() || db_path == ":memory:" || db_path.rfind("file:", 0) == 0;
+}
+
+// mkdir -p; errors are found when the file is opened.
+void make_folders(const std::string& path) {
+  for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+    mkdir(path.substr(0, slash).c_str(), 0755);  // EEXIST is the usual case
+    if (slash == std::string::npos) return;
+  }
+}
+
+std::string state_dir() {
+  const auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  if (const auto dir = env("TWINBENCH_STATE_DIR"); !dir.empty()) return dir;
+  if (const auto dir = env("XDG_STATE_HOME"); !dir.empty()) return dir + "/twinbench";
+  if (const auto home = env("HOME"); !home.empty()) return home + "/.local/state/twinbench";
+  return "/tmp/twinbench-state-" + std::to_string(getuid());
 }
 
 // A run id becomes a file name: only uuid-like ids are accepted (anything with a
@@ -46,15 +68,27 @@ bool write_all(int fd, const char* data, size_t size, off_t offset) {
 
 }  // namespace
 
-std::string path_of(const std::string& db_path, const std::string& run_id) {
-  if (in_memory(db_path) || !safe_name(run_id)) return "";
-  return dir_of(db_path) + "/" + run_id;
+std::string folder_for(const std::string& location) {
+  if (!is_server_location(location)) return in_memory(location) ? "" : location + "-causes";
+  // The server and database, without user or password, as one file name.
+  std::string url = pg::redact(location);
+  const size_t scheme = url.find("://"), at = url.find('@');
+  if (scheme != std::string::npos && at != std::string::npos && at < url.find_first_of("/?", scheme + 3))
+    url.erase(scheme + 3, at - scheme - 2);
+  std::string name;
+  for (const char c : url) name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
+  return state_dir() + "/causes/" + name.substr(0, 200);
 }
 
-void reserve(const std::string& db_path, const std::string& run_id) noexcept {
-  const std::string path = path_of(db_path, run_id);
+std::string path_of(const std::string& folder, const std::string& run_id) {
+  if (folder.empty() || !safe_name(run_id)) return "";
+  return folder + "/" + run_id;
+}
+
+void reserve(const std::string& folder, const std::string& run_id) noexcept {
+  const std::string path = path_of(folder, run_id);
   if (path.empty()) return;
-  mkdir(dir_of(db_path).c_str(), 0755);  // EEXIST is the usual case
+  make_folders(folder);
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
   // Allocated blocks, zero-filled: a later pwrite into them needs no free space.
@@ -65,17 +99,17 @@ void reserve(const std::string& db_path, const std::string& run_id) noexcept {
   close(fd);
 }
 
-bool write(const std::string& db_path, const std::string& run_id, RunStatus status,
+bool write(const std::string& folder, const std::string& run_id, RunStatus status,
            const std::string& reason) noexcept {
   try {
-    const std::string path = path_of(db_path, run_id);
+    const std::string path = path_of(folder, run_id);
     if (path.empty()) return false;
     std::string text = std::string(kMagic) + std::string(to_string(status)) + "\n" + reason;
     text.resize(std::min(text.size(), kReservedBytes - 1));
     text.push_back('\0');  // the end of the text, also over a longer earlier one
     int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) {  // no reservation: try to make one now
-      mkdir(dir_of(db_path).c_str(), 0755);
+      make_folders(folder);
       fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     }
     if (fd < 0) return false;
@@ -87,9 +121,9 @@ bool write(const std::string& db_path, const std::string& run_id, RunStatus stat
   }
 }
 
-std::optional<Cause> read(const std::string& db_path, const std::string& run_id) noexcept {
+std::optional<Cause> read(const std::string& folder, const std::string& run_id) noexcept {
   try {
-    const std::string path = path_of(db_path, run_id);
+    const std::string path = path_of(folder, run_id);
     if (path.empty()) return std::nullopt;
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
@@ -112,8 +146,8 @@ std::optional<Cause> read(const std::string& db_path, const std::string& run_id)
   }
 }
 
-void remove(const std::string& db_path, const std::string& run_id) noexcept {
-  const std::string path = path_of(db_path, run_id);
+void remove(const std::string& folder, const std::string& run_id) noexcept {
+  const std::string path = path_of(folder, run_id);
   if (!path.empty()) unlink(path.c_str());
 }
 

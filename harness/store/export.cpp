@@ -20,7 +20,7 @@ using Json = nlohmann::ordered_json;
 constexpr std::string_view kRunColumns[] = {
     "run_id",     "group_id",   "case",       "variant",     "repeat",
     "status",     "reason",     "started_at", "finished_at", "host",
-    "git_commit", "git_branch", "device_name", "world_size"};
+    "git_commit", "git_branch", "device_name", "world_size", "hardware_fingerprint"};
 constexpr std::string_view kJsonColumns[] = {"config_json", "provenance_json"};
 constexpr std::string_view kStepColumns[] = {"step",    "loss",          "step_time_s",
                                              "tokens",  "is_warmup",     "is_eval",
@@ -77,6 +77,7 @@ Json run_object(const RunRecord& run, const MetricMap& metrics,
   j["git_branch"] = run.git_branch;
   j["device_name"] = run.device_name;
   j["world_size"] = run.world_size;
+  j["hardware_fingerprint"] = run.hardware_fingerprint;
   for (const auto& [name, column] : metric_cols) j[column] = metric_value(metrics, name);
   for (const auto& [key, text] :
        {std::pair{"config_json", &run.config_json}, {"provenance_json", &run.provenance_json}}) {

@@ -14,7 +14,8 @@ enum class ExportFormat { kCsv, kJson, kJsonl };
 
 // The runs `filter` selects, in Store::runs() order (newest first). Columns:
 // run_id, group_id, case, variant, repeat, status, reason, started_at,
-// finished_at, host, git_commit, git_branch, device_name, world_size, then
+// finished_at, host, git_commit, git_branch, device_name, world_size,
+// hardware_fingerprint, then
 // every metric name found across the selected runs, sorted (empty / null
 // where a run lacks it or its value is NULL), then config_json and
 // provenance_json. A metric whose name is one of the fixed column names (of

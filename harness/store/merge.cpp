@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "harness/base/temp_dir.h"
+#include "harness/store/backend.h"
 #include "harness/store/schema.h"
 #include "harness/store/sqlite.h"
 #include "harness/store/store.h"
@@ -33,14 +34,14 @@ namespace fs = std::filesystem;
 constexpr std::string_view kSelectSourceRuns =
     "SELECT run_id, group_id, case_name, variant, repeat_index, status, reason,"
     " started_at, finished_at, host, pid, config_json, provenance_json,"
-    " git_commit, git_branch, device_name, world_size FROM runs"
+    " git_commit, git_branch, device_name, world_size, hardware_fingerprint FROM runs"
     " ORDER BY started_at, rowid";
-constexpr int kRunColumnCount = 17;
+constexpr int kRunColumnCount = 18;
 constexpr std::string_view kCopyRun =
     "INSERT INTO runs (run_id, group_id, case_name, variant, repeat_index, status,"
     " reason, started_at, finished_at, host, pid, config_json, provenance_json,"
-    " git_commit, git_branch, device_name, world_size)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+    " git_commit, git_branch, device_name, world_size, hardware_fingerprint)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
     " ON CONFLICT (run_id) DO NOTHING";
 
 constexpr std::string_view kSelectSourceSteps =
@@ -222,7 +223,7 @@ void merge_one(sqlite::Db& dest, const Source& source, MergeStats& stats) {
   if (source_schema_version(source, doing) != latest_schema_version())
     source.fail(doing, "the file's schema changed while merging; try again");
 
-  sqlite::Transaction tx(dest, doing);
+  backend::Transaction tx(dest, doing);
   auto insert_run = prepare_dest(dest, kCopyRun, doing);
   auto insert_step = prepare_dest(dest, kCopyStep, doing);
   auto insert_metric = prepare_dest(dest, kInsertMetric, doing);
@@ -285,9 +286,7 @@ MergeStats merge_databases(const std::vector<std::string>& sources,
   // foreign keys, and migrate an older destination forward.
   sqlite::Db dest(destination, sqlite::kDefaultBusyTimeoutMs);
   const int dest_version = check_schema(dest);
-  dest.enable_wal();
-  dest.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
-            "open (configure connection)");
+  dest.configure();
   migrate_schema(dest, dest_version);
 
   MergeStats stats;

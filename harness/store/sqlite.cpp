@@ -1,4 +1,4 @@
-// The RAII sqlite3 layer declared in sqlite.h.
+// The SQLite backend declared in sqlite.h.
 #include "harness/store/sqlite.h"
 
 #include <sqlite3.h>
@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/store/dialect.h"
 #include "harness/store/store.h"
 
 namespace twinbench::store::sqlite {
@@ -33,16 +34,31 @@ Db::Db(std::string path, int busy_timeout_ms)
   if (rc != SQLITE_OK) fail("set busy timeout", rc);
 }
 
-int64_t Db::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
+const Dialect& Db::dialect() const { return sqlite_dialect(); }
 
-void Db::exec(const std::string& sql, std::string_view doing) {
+std::unique_ptr<backend::Statement> Db::prepare(std::string_view sql, std::string doing) {
+  return std::make_unique<Statement>(*this, sql, std::move(doing));
+}
+
+void Db::exec(std::string_view sql_text, std::string_view doing) {
+  const std::string sql(sql_text);
   char* message = nullptr;
   int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return;
   std::string text = message ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  throw StoreError(
-      fmt::format("{}: {}: {} (sqlite error {})", path_, doing, text, rc), rc);
+  throw StoreError(fmt::format("{}: {}: {} (sqlite error {})", path_, doing, text, rc), rc,
+                   (rc & 0xff) == SQLITE_READONLY ? StoreFault::kPermission : StoreFault::kOther);
+}
+
+void Db::begin(std::string_view doing) { exec("BEGIN IMMEDIATE", fmt::format("{} (begin transaction)", doing)); }
+
+void Db::commit(std::string_view doing) { exec("COMMIT", fmt::format("{} (commit)", doing)); }
+
+void Db::rollback() noexcept {
+  // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) already rolled back; ROLLBACK
+  // then would only fail, so ask whether a transaction is still open.
+  if (!sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 void Db::enable_wal() {
@@ -60,14 +76,16 @@ void Db::enable_wal() {
   }
 }
 
-void Db::fail(std::string_view doing, int rc) const {
-  throw StoreError(fmt::format("{}: {}: {} (sqlite error {})", path_, doing,
-                               sqlite3_errmsg(db_.get()), rc),
-                   rc);
+void Db::configure() {
+  enable_wal();
+  // NORMAL is durable across process crashes in WAL mode and skips an fsync
+  // per commit; foreign keys make steps and metrics need an existing run.
+  exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "open (configure connection)");
 }
 
-void Db::fail(std::string_view doing, std::string_view message) const {
-  throw StoreError(fmt::format("{}: {}: {}", path_, doing, message));
+void Db::fail(std::string_view doing, int rc) const {
+  throw StoreError(fmt::format("{}: {}: {} (sqlite error {})", path_, doing, sqlite3_errmsg(db_.get()), rc), rc,
+                   (rc & 0xff) == SQLITE_READONLY ? StoreFault::kPermission : StoreFault::kOther);
 }
 
 // ---- Statement --------------------------------------------------------------
@@ -88,10 +106,6 @@ Statement::Statement(const Db& db, std::string_view sql, std::string doing)
 void Statement::check_bind(int rc, int index) const {
   if (rc != SQLITE_OK)
     db_->fail(fmt::format("{} (binding parameter {})", doing_, index), rc);
-}
-
-void Statement::bind(int index, int value) {
-  check_bind(sqlite3_bind_int(stmt_.get(), index, value), index);
 }
 
 void Statement::bind(int index, int64_t value) {
@@ -121,6 +135,7 @@ bool Statement::step() {
 
 void Statement::run() {
   if (step()) db_->fail(doing_, "statement unexpectedly returned rows");
+  changes_ = sqlite3_changes(sqlite3_db_handle(stmt_.get()));
 }
 
 void Statement::reset() noexcept {
@@ -141,41 +156,12 @@ double Statement::real(int column) const {
   return sqlite3_column_double(stmt_.get(), column);
 }
 
-std::optional<double> Statement::optional_real(int column) const {
-  if (is_null(column)) return std::nullopt;
-  return sqlite3_column_double(stmt_.get(), column);
-}
-
 std::string Statement::text(int column) const {
   const auto* data = sqlite3_column_text(stmt_.get(), column);
   if (!data) return {};
   // sqlite3_column_bytes after sqlite3_column_text, as the API requires.
   int size = sqlite3_column_bytes(stmt_.get(), column);
   return std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
-}
-
-std::optional<std::string> Statement::optional_text(int column) const {
-  if (is_null(column)) return std::nullopt;
-  return text(column);
-}
-
-// ---- Transaction ------------------------------------------------------------
-
-Transaction::Transaction(Db& db, std::string doing)
-    : db_(db), doing_(std::move(doing)) {
-  db_.exec("BEGIN IMMEDIATE", fmt::format("{} (begin transaction)", doing_));
-}
-
-void Transaction::commit() {
-  db_.exec("COMMIT", fmt::format("{} (commit)", doing_));
-  open_ = false;
-}
-
-Transaction::~Transaction() {
-  // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) already rolled back; ROLLBACK
-  // then would only fail, so ask whether a transaction is still open.
-  if (open_ && !sqlite3_get_autocommit(db_.handle()))
-    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 }  // namespace twinbench::store::sqlite

@@ -1,6 +1,7 @@
-// A thin RAII layer over the sqlite3 C API, private to the store: a connection,
-// prepared statements and IMMEDIATE write transactions. Every failure throws
-// StoreError naming the database file, what was being done and SQLite's message.
+// The SQLite backend (backend.h): a thin RAII layer over the sqlite3 C API —
+// a connection, prepared statements and IMMEDIATE write transactions. Every
+// failure throws StoreError naming the database file, what was being done and
+// SQLite's message.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "harness/store/backend.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -20,24 +23,33 @@ inline constexpr int kDefaultBusyTimeoutMs = 10'000;
 
 // One connection, opened read-write (the file is created when missing) with a
 // busy timeout, so that writers from other processes are waited for.
-class Db {
+class Db : public backend::Connection {
  public:
   Db(std::string path, int busy_timeout_ms);
 
+  const Dialect& dialect() const override;
+  const std::string& label() const override { return path_; }
   const std::string& path() const { return path_; }
   sqlite3* handle() const { return db_.get(); }
-  int64_t last_insert_rowid() const;
 
-  // Runs parameterless SQL (scripts, pragmas); result rows are ignored.
-  void exec(const std::string& sql, std::string_view doing);
+  std::unique_ptr<backend::Statement> prepare(std::string_view sql, std::string doing) override;
+  void exec(std::string_view sql, std::string_view doing) override;
+  // BEGIN IMMEDIATE: taking the write lock up front makes concurrent writers
+  // wait in the busy handler instead of failing with SQLITE_BUSY when a read
+  // lock would have to be upgraded.
+  void begin(std::string_view doing) override;
+  void commit(std::string_view doing) override;
+  void rollback() noexcept override;
 
   // Switches the file to write-ahead logging (a no-op when it already is).
   void enable_wal();
+  // WAL, synchronous = NORMAL and foreign keys.
+  void configure() override;
 
-  // Throw StoreError "<path>: <doing>: <message>"; the first form takes the
-  // message and extended result code from the connection.
+  // Throw StoreError "<path>: <doing>: <message> (sqlite error N)", the
+  // message and extended result code taken from the connection.
   [[noreturn]] void fail(std::string_view doing, int rc) const;
-  [[noreturn]] void fail(std::string_view doing, std::string_view message) const;
+  using backend::Connection::fail;
 
  private:
   struct Close {
@@ -48,41 +60,27 @@ class Db {
   std::unique_ptr<sqlite3, Close> db_;
 };
 
-// A prepared statement. Parameters and columns are numbered as in SQLite:
-// parameters from 1 (?1, ?2, ...), result columns from 0.
-class Statement {
+// A prepared statement (backend::Statement).
+class Statement : public backend::Statement {
  public:
   Statement(const Db& db, std::string_view sql, std::string doing);
 
-  void bind(int index, int value);
-  void bind(int index, int64_t value);
-  void bind(int index, double value);  // NaN is stored as NULL (SQLite's rule)
-  void bind(int index, std::string_view value);
-  void bind_null(int index);
-  template <typename T>
-  void bind(int index, const std::optional<T>& value) {
-    if (value)
-      bind(index, *value);
-    else
-      bind_null(index);
-  }
+  using backend::Statement::bind;
+  void bind(int index, int64_t value) override;
+  void bind(int index, double value) override;  // NaN is stored as NULL (SQLite's rule)
+  void bind(int index, std::string_view value) override;
+  void bind_null(int index) override;
 
-  // What the statement is used for, named by errors from now on.
-  void set_doing(std::string_view doing) { doing_.assign(doing); }
+  void set_doing(std::string_view doing) override { doing_.assign(doing); }
+  bool step() override;
+  void run() override;
+  int64_t changes() const override { return changes_; }
+  void reset() noexcept override;
 
-  // Advances to the next row: true when one is ready, false when done.
-  bool step();
-  // Executes a statement that returns no rows.
-  void run();
-  // Makes the statement ready to run again, with all parameters unbound.
-  void reset() noexcept;
-
-  bool is_null(int column) const;
-  int64_t int64(int column) const;
-  double real(int column) const;  // NULL reads as NaN
-  std::optional<double> optional_real(int column) const;
-  std::string text(int column) const;  // NULL reads as ""
-  std::optional<std::string> optional_text(int column) const;
+  bool is_null(int column) const override;
+  int64_t int64(int column) const override;
+  double real(int column) const override;
+  std::string text(int column) const override;
 
  private:
   void check_bind(int rc, int index) const;
@@ -92,32 +90,7 @@ class Statement {
   const Db* db_;
   std::string doing_;
   std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
-};
-
-// A borrowed (usually cached) statement that is reset when the handle goes out
-// of scope, so that no read snapshot or binding outlives its use, also when an
-// exception leaves the scope.
-struct ResetOnRelease {
-  void operator()(Statement* stmt) const noexcept { stmt->reset(); }
-};
-using Query = std::unique_ptr<Statement, ResetOnRelease>;
-
-// BEGIN IMMEDIATE ... COMMIT. Taking the write lock up front makes concurrent
-// writers wait in the busy handler instead of failing with SQLITE_BUSY when a
-// read lock would have to be upgraded. Rolled back unless committed.
-class Transaction {
- public:
-  Transaction(Db& db, std::string doing);
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  ~Transaction();
-
-  void commit();
-
- private:
-  Db& db_;
-  std::string doing_;
-  bool open_ = true;
+  int64_t changes_ = 0;
 };
 
 }  // namespace twinbench::store::sqlite

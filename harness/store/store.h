@@ -1,14 +1,18 @@
-// The results store: one SQLite file holding every run, its raw steps, its
-// metrics and the per-host calibrations, readable with the stock sqlite3 client
-// (docs/schema.md). A run is written as `running` first and finished later, so
-// a crash never leaves a run that looks complete; several processes may write
-// one file at once, each through its own Store.
+// The results store: every run, its raw steps, its metrics and the per-host
+// calibrations, in an SQLite file (the default, nothing to start; readable with
+// the stock sqlite3 client) or on a PostgreSQL server that many runners write
+// to (`postgresql://...`; readable with psql). One interface, two backends
+// behind it (backend.h; docs/schema.md, docs/fleet.md). A run is written as
+// `running` first and finished later, so a crash never leaves a run that looks
+// complete; several processes may write one store at once, each through its
+// own Store.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -19,18 +23,35 @@
 
 namespace twinbench::store {
 
-// Every failure of the store. The message names the database file (where one
-// is involved), what was being done and, for SQLite failures, SQLite's message.
+// What kind of failure a StoreError is, where callers act on it.
+enum class StoreFault {
+  kOther,
+  kUnreachable,     // the store could not be opened: no server there, a wrong password (exit 5)
+  kConnectionLost,  // the server went away mid-operation (the store reconnects and retries)
+  kPermission,      // the store may be read but not written (a read-only role or file)
+};
+
+// Every failure of the store. The message names the store (the database file,
+// or the server URL without its password), what was being done and the
+// engine's own message, on one line.
 class StoreError : public std::runtime_error {
  public:
-  explicit StoreError(const std::string& message, int sqlite_code = 0)
-      : std::runtime_error(message), sqlite_code_(sqlite_code) {}
+  explicit StoreError(const std::string& message, int sqlite_code = 0, StoreFault fault = StoreFault::kOther)
+      : std::runtime_error(message), sqlite_code_(sqlite_code), fault_(fault) {}
   // SQLite's extended result code (e.g. 13 = SQLITE_FULL); 0 if none.
   int sqlite_code() const noexcept { return sqlite_code_; }
+  StoreFault fault() const noexcept { return fault_; }
 
  private:
   int sqlite_code_;
+  StoreFault fault_;
 };
+
+// Where a store is: a `postgresql://` or `postgres://` URL names a server
+// store; anything else is an SQLite file path.
+bool is_server_location(const std::string& location);
+// The store named by --db when none is given: $TWINBENCH_DB, else "twinbench.db".
+std::string default_location();
 
 // One row of `runs`. begin_run() ignores status, reason and finished_at.
 struct RunRecord {
@@ -52,6 +73,9 @@ struct RunRecord {
   std::string git_branch;
   std::string device_name;
   int world_size = 1;
+  // The hardware fingerprint (base/hardware.h); empty: computed from
+  // provenance_json when the run is stored.
+  std::string hardware_fingerprint;
 };
 
 // A metric value; nullopt (NULL) means "not available", e.g. MFU without a
@@ -88,25 +112,43 @@ struct Calibration {
   std::string details_json = "{}";  // matrix sizes, repeats, ..., a JSON object
 };
 
+// One finished run with everything stored about it (Store::import_runs).
+struct RunBundle {
+  RunRecord run;
+  std::vector<StepRecord> steps;
+  MetricList metrics;
+};
+
 class Store {
  public:
-  // Opens the file (created when missing), enables WAL, a 10 s busy timeout
-  // and foreign keys, and migrates an older schema forward. Throws StoreError,
-  // changing nothing, when the file's schema is newer than this code knows or
-  // when the file is an SQLite database that is not a twinbench store.
-  explicit Store(std::string path);
+  // Opens the store at `location` (is_server_location): an SQLite file
+  // (created when missing; WAL, a 10 s busy timeout, foreign keys) or a
+  // PostgreSQL database (connected to; the server must be running), and
+  // migrates an older schema forward. Throws StoreError, changing nothing,
+  // when the store's schema is newer than this code knows, when it holds
+  // tables but is not a twinbench store, or (fault kUnreachable) when the
+  // server cannot be reached or refuses the login.
+  explicit Store(std::string location);
   ~Store();
   Store(Store&&) noexcept;             // a moved-from Store may only be
   Store& operator=(Store&&) noexcept;  // destroyed or assigned to
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // What messages name: the file path, or the server URL without its password.
   const std::string& path() const;
+  // The location exactly as given (a URL may carry a password): for child
+  // processes that open the same store.
+  const std::string& location() const;
+  // "sqlite" or "postgresql".
+  std::string_view backend() const;
   static int code_schema_version();
   int file_schema_version() const;
 
   // Inserts the run as `running` and returns its run_id; reserves the run's
   // cause file beside the database (causes.h), removed when it is finished.
+  // On a server store the run holds a lease this Store renews in the
+  // background until the run is finished (docs/fleet.md).
   std::string begin_run(const RunRecord& run);
   // Inserts the steps of one run in one transaction: all are stored or none.
   // The run must exist and still be running.
@@ -131,16 +173,24 @@ class Store {
   // metrics in the same transaction before the new one is written (kReplaced).
   ImportOutcome import_run(const RunRecord& run, const std::vector<StepRecord>& steps,
                            const MetricList& metrics, bool replace = false);
-  // Finishes the runs left `running` by processes of this host that no longer
-  // exist: with the status and reason the process left in the run's cause
-  // file (a store error it could not store, causes.h), else as `interrupted`
-  // ("process N on HOST exited without finishing the run"); returns how many.
-  // Other hosts' runs are left alone.
+  // import_run for many runs in one transaction (`db push`): all are stored
+  // or none; one outcome per run, in order.
+  std::vector<ImportOutcome> import_runs(const std::vector<RunBundle>& runs, bool replace = false);
+  // Finishes the runs whose writer is gone, with the status and reason the
+  // writer left in the run's cause file where this host has one (a store
+  // error it could not store, causes.h), else as `interrupted`; returns how
+  // many. SQLite: runs of this host whose process no longer exists ("process
+  // N on HOST exited without finishing the run (last stored step S)"); other
+  // hosts' runs are left alone. PostgreSQL: runs whose lease lapsed, whatever
+  // their host ("the lease of process N on HOST lapsed at T without the run
+  // finishing (last stored step S)").
   int recover_stale_runs();
 
   // Newest first (by started_at).
   std::vector<RunRecord> runs(const RunFilter& filter = {}) const;
   std::optional<RunRecord> run(const std::string& run_id) const;
+  // Which of `run_ids` are stored (one query per call).
+  std::set<std::string> present_runs(const std::vector<std::string>& run_ids) const;
   std::vector<StepRecord> steps(const std::string& run_id) const;  // by step
   MetricMap metrics(const std::string& run_id) const;
 
@@ -150,8 +200,14 @@ class Store {
   std::optional<Calibration> latest_calibration(const std::string& host,
                                                 const std::string& device,
                                                 const std::string& dtype) const;
+  // Every calibration, oldest id first.
+  std::vector<Calibration> calibrations() const;
+  // Stores a calibration unless one with the same host, device, dtype and
+  // measured_at is stored (then nothing is written); true when it was added.
+  bool import_calibration(const Calibration& calibration);
 
-  // The text of PRAGMA integrity_check: "ok" when the file is sound.
+  // SQLite: the text of PRAGMA integrity_check, "ok" when the file is sound.
+  // PostgreSQL: "ok" when every step and metric belongs to a stored run.
   std::string integrity_check() const;
 
  private:

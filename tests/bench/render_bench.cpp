@@ -165,7 +165,7 @@ void BM_NightlyReport20000Runs(benchmark::State& state) {
   size_t bytes = 0, series = 0, runs = 0;
   for (auto _ : state) {
     const store::Store db(fixture.path);
-    const auto report = build_nightly_report(nightly_runs(db, options), options);
+    const auto report = build_nightly_report(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     bytes = nightly_html(report).size();
     series = report.series.size();
     runs = report.runs;

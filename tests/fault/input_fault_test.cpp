@@ -218,9 +218,19 @@ std::vector<fs::path> files_under(const fs::path& dir) {
   return out;
 }
 
-TEST(FaultInput, HostileNamesThroughEveryReport) {
+// Names "Fault/Input.<test>/<backend>".
+class Input : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { TWINBENCH_REQUIRE_BACKEND(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(Fault, Input, ::testing::ValuesIn(testing::all_backends()), testing::BackendName());
+
+// Every string goes through the store as a bound parameter, and out of every
+// report escaped, on either backend.
+TEST_P(Input, HostileNamesThroughEveryReport) {
   const Scratch s("hostile");
-  const std::string db = s.path("hostile.db");
+  const testing::TestStore store(GetParam(), s.path("hostile.db"));
+  const std::string& db = store.location();
   const std::string case_file = "./" + kCase + ".toml";
   write_file(s.dir() / (kCase + ".toml"), "[model]\npreset = \"tiny\"\n[train]\nsteps = 3\nbatch = 2\n");
   const std::vector<std::string> run{"run", "--case", case_file, "--no-progress", "--db", db};

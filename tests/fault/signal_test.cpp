@@ -3,7 +3,8 @@
 // mid-rendezvous too, never as *failed* — with every step it reports stored;
 // SIGKILL leaves a run that the next open finishes as interrupted, losing no
 // stored step and leaving no worker behind; the launcher reaps workers as
-// they exit, so none stays a zombie.
+// they exit, so none stays a zombie. The stored-run scenarios run on both
+// store backends (on a server, the killed run's lease lapses).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include <set>
 
 #include "fault/fault_harness.h"
+#include "harness/store/causes.h"
 #include "integration/db_queries.h"
 
 namespace twinbench::fault {
@@ -45,8 +47,16 @@ std::vector<std::string> long_run(const std::string& db, const std::string& grou
 }
 
 bool row_is_running(const std::string& db) {
-  return fs::exists(db) && query_int(db, "SELECT COUNT(*) FROM runs WHERE status='running'") == 1;
+  return testing::store_exists(db) && query_int(db, "SELECT COUNT(*) FROM runs WHERE status='running'") == 1;
 }
+
+// The stored-run scenarios, on each store backend.
+// Names "Fault/Signals.<test>/<backend>" (ctest -R '^Fault' runs the suite).
+class Signals : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { TWINBENCH_REQUIRE_BACKEND(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(Fault, Signals, ::testing::ValuesIn(testing::all_backends()), testing::BackendName());
 
 void expect_no_process_left(const std::string& group) {
   EXPECT_TRUE(eventually([&] { return processes_with({group}).empty(); }, 3))
@@ -56,8 +66,10 @@ void expect_no_process_left(const std::string& group) {
 // SIGTERM at `delay` after the run row appears: exit 3 within 5 s, interrupted,
 // and a stored "after step N" means exactly steps 0..N are stored.
 // `max_delay` < 0: wait for rank 0's first stored batch of steps instead (in training).
-void expect_sigterm_interrupts(const Scratch& s, unsigned seed, int nproc, double max_delay) {
-  const std::string db = s.path("term" + std::to_string(seed) + ".db");
+void expect_sigterm_interrupts(const std::string& backend, const Scratch& s, unsigned seed, int nproc,
+                               double max_delay) {
+  const testing::TestStore store(backend, s.path("term" + std::to_string(seed) + ".db"));
+  const std::string& db = store.location();
   const std::string group = "term-" + std::to_string(seed) + "-" + std::to_string(getpid());
   Process p(s.dir(), long_run(db, group, nproc));
   ASSERT_TRUE(eventually([&] { return row_is_running(db); })) << p.err_so_far();
@@ -96,24 +108,28 @@ void expect_sigterm_interrupts(const Scratch& s, unsigned seed, int nproc, doubl
   expect_integrity_ok(db);
 }
 
-TEST(FaultSignals, SigtermAtRandomPointsOfASingleRun) {
+TEST_P(Signals, SigtermAtRandomPointsOfASingleRun) {
   const Scratch s("sigterm1");
-  for (const unsigned seed : {11u, 12u, 13u}) expect_sigterm_interrupts(s, seed, 1, 1.5);
+  for (const unsigned seed : {11u, 12u, 13u}) expect_sigterm_interrupts(GetParam(), s, seed, 1, 1.5);
 }
 
 // From the row on: spawning, workers loading, rendezvous, training.
-TEST(FaultSignals, SigtermAtRandomPointsOfALaunchedRun) {
+TEST_P(Signals, SigtermAtRandomPointsOfALaunchedRun) {
   const Scratch s("sigterm2");
-  for (const unsigned seed : {21u, 22u, 23u, 24u}) expect_sigterm_interrupts(s, seed, 2, 2.5);
-  expect_sigterm_interrupts(s, 25u, 2, -1);  // certainly in training
+  for (const unsigned seed : {21u, 22u, 23u, 24u}) expect_sigterm_interrupts(GetParam(), s, seed, 2, 2.5);
+  expect_sigterm_interrupts(GetParam(), s, 25u, 2, -1);  // certainly in training
 }
 
 // SIGKILL: no chance to store anything more. The next open finishes the run as
-// interrupted, naming the process, and keeps every step already stored.
-void expect_sigkill_recovered(const Scratch& s, unsigned seed, int nproc) {
-  const std::string db = s.path("kill" + std::to_string(seed) + ".db");
+// interrupted, naming the process and its last stored step, and keeps every
+// step already stored: in SQLite because the process is gone from this host,
+// on a server because its lease (one second here) lapsed.
+void expect_sigkill_recovered(const std::string& backend, const Scratch& s, unsigned seed, int nproc) {
+  const testing::TestStore store(backend, s.path("kill" + std::to_string(seed) + ".db"));
+  const std::string& db = store.location();
+  const Env lease{{"TWINBENCH_LEASE_S", "1"}};
   const std::string group = "kill-" + std::to_string(seed) + "-" + std::to_string(getpid());
-  Process p(s.dir(), long_run(db, group, nproc));
+  Process p(s.dir(), long_run(db, group, nproc), lease);
   ASSERT_TRUE(eventually([&] { return row_is_running(db); })) << p.err_so_far();
   const double delay = seeded_delay(seed, 2.0);
   sleep_s(delay);
@@ -124,21 +140,35 @@ void expect_sigkill_recovered(const Scratch& s, unsigned seed, int nproc) {
   expect_no_process_left(group);  // workers die with their launcher
   const int64_t steps = query_int(db, "SELECT COUNT(*) FROM steps");
   EXPECT_EQ(query_text(db, "SELECT status FROM runs"), "running");
-  const auto open = twinbench(s.dir(), {"runs", "--db", db});
+  if (store.postgresql()) {  // still leased: left alone until the lease lapses
+    EXPECT_EQ(twinbench(s.dir(), {"runs", "--db", db}, lease).code, 0);
+    sleep_s(1.5);
+  }
+  const auto open = twinbench(s.dir(), {"runs", "--db", db}, lease);
   EXPECT_EQ(open.code, 0) << open.err;
   EXPECT_EQ(query_text(db, "SELECT status FROM runs"), "interrupted");
-  EXPECT_EQ(query_text(db, "SELECT reason FROM runs"),
-            "process " + std::to_string(p.pid()) + " on " + host() + " exited without finishing the run");
+  const std::string last = steps > 0 ? "last stored step " + std::to_string(steps - 1) : "no step stored";
+  const std::string reason = query_text(db, "SELECT reason FROM runs");
+  const std::string process = "process " + std::to_string(p.pid()) + " on " + host();
+  if (store.postgresql()) {
+    EXPECT_TRUE(std::regex_match(reason, std::regex("the lease of " + process +
+                                                    " lapsed at [0-9T:.Z-]+ without the run finishing \\(" + last +
+                                                    "\\)")))
+        << reason;
+  } else {
+    EXPECT_EQ(reason, process + " exited without finishing the run (" + last + ")");
+  }
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps"), steps) << "recovery must not lose stored steps";
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE status='running'"), 0);
-  EXPECT_FALSE(fs::exists(db + "-causes/" + query_text(db, "SELECT run_id FROM runs"))) << "cause file left behind";
+  EXPECT_FALSE(fs::exists(store::causes::path_of(store::causes::folder_for(db), query_text(db, "SELECT run_id FROM runs"))))
+      << "cause file left behind";
   expect_integrity_ok(db);
 }
 
-TEST(FaultSignals, SigkillAtRandomPointsOfSingleAndLaunchedRuns) {
+TEST_P(Signals, SigkillAtRandomPointsOfSingleAndLaunchedRuns) {
   const Scratch s("sigkill");
-  for (const unsigned seed : {31u, 32u}) expect_sigkill_recovered(s, seed, 1);
-  for (const unsigned seed : {41u, 42u}) expect_sigkill_recovered(s, seed, 2);
+  for (const unsigned seed : {31u, 32u}) expect_sigkill_recovered(GetParam(), s, seed, 1);
+  for (const unsigned seed : {41u, 42u}) expect_sigkill_recovered(GetParam(), s, seed, 2);
 }
 
 // The launcher starts workers at a bounded rate and checks for a stop between

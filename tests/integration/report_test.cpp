@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "integration/cli_harness.h"
+#include "store_backends.h"
 
 namespace {
 
@@ -27,7 +28,16 @@ const twinbench::testing::CliHarness& harness() {
 Result twinbench(const std::string& args) { return harness().run(args); }
 std::string path(const std::string& name) { return harness().path(name); }
 
-std::string db() { return path("reports.db"); }
+// The store every report reads: an SQLite file, or with
+// TWINBENCH_TEST_STORE=postgresql (ctest's twinbench_report_tests_postgresql)
+// a database of the suite's PostgreSQL cluster — every run written to it and
+// every report read from it. Quoted: a URL holds '?' and '&'.
+const twinbench::testing::TestStore& store() {
+  static const char* backend = std::getenv("TWINBENCH_TEST_STORE");
+  static const twinbench::testing::TestStore s(backend && *backend ? backend : "sqlite", path("reports.db"));
+  return s;
+}
+std::string db() { return "'" + store().location() + "'"; }
 
 // The labels' runs were all made by this build, outside any git checkout: the
 // baseline is main's newest runs (the merge-base needs a repository; see

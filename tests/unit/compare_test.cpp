@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/base/hardware.h"
 #include "harness/compare/comparison.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/catalogue.h"
@@ -226,6 +227,58 @@ TEST(CompareRuns, FamilySizeWidensEachIntervalAndOversubscribedRunsAreNotJudged)
       EXPECT_EQ(m.verdict, Verdict::kNoChange);  // losses still compare
     }
   }
+}
+
+// Runs of one comparison on two hardware fingerprints (base/hardware.h): times
+// and rates are not comparable, whatever their values; losses and parameters
+// still are. A GPU key alone (here the compute capability) makes other hardware.
+TEST(CompareRuns, DifferentHardwareFingerprintsAreNotComparableForTimesAndRates) {
+  const auto on = [](const std::string& provenance, int repeat, double step_time) {
+    RunView v = view(repeat, step_time);
+    v.run.provenance_json = provenance;
+    v.run.hardware_fingerprint = hardware_fingerprint(provenance).id;
+    return v;
+  };
+  const std::string h100 = R"({"cpu_model":"AMD EPYC 7B13","cpu_cores":16,"gpu_name":"NVIDIA H100",)"
+                           R"("gpu_compute_capability":"9.0","gpu_sm_count":132})";
+  const std::string other = R"({"cpu_model":"AMD EPYC 7B13","cpu_cores":16,"gpu_name":"NVIDIA H100",)"
+                            R"("gpu_compute_capability":"8.0","gpu_sm_count":132})";
+  std::vector<RunView> a, b, same;
+  for (int i = 0; i < 6; ++i) {
+    a.push_back(on(h100, i, 0.100 * (1 + 0.01 * std::sin(i))));
+    b.push_back(on(other, i, 0.150 * (1 + 0.01 * std::cos(i))));
+    same.push_back(on(h100, i, 0.150 * (1 + 0.01 * std::cos(i))));
+  }
+  std::vector<const RunView*> pa, pb, ps;
+  for (size_t i = 0; i < a.size(); ++i) {
+    pa.push_back(&a[i]);
+    pb.push_back(&b[i]);
+    ps.push_back(&same[i]);
+  }
+  CompareOptions o;
+  o.parity = false;
+  const Comparison apart = compare_runs("c", "main", "feat", pa, pb, o);
+  EXPECT_FALSE(apart.same_hardware);
+  int timings = 0;
+  for (const auto& m : apart.metrics) {
+    if (m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate) {
+      ++timings;
+      EXPECT_EQ(m.verdict, Verdict::kNotComparable) << m.spec.name;
+      EXPECT_NE(m.explanation.find("not comparable — different hardware: main ran on AMD EPYC 7B13 · 16 cores · "
+                                   "NVIDIA H100 (compute 9.0, 132 SMs), feat on AMD EPYC 7B13 · 16 cores · "
+                                   "NVIDIA H100 (compute 8.0, 132 SMs)"),
+                std::string::npos)
+          << m.explanation;
+    }
+    if (m.spec.name == "final_loss" || m.spec.name == "params") {
+      EXPECT_EQ(m.verdict, Verdict::kNoChange) << m.spec.name;  // still judged
+    }
+  }
+  EXPECT_GE(timings, 2);
+  // The same 50% slowdown on one fingerprint is judged.
+  const Comparison together = compare_runs("c", "main", "feat", pa, ps, o);
+  EXPECT_TRUE(together.same_hardware);
+  EXPECT_EQ(together.worst, Verdict::kRegressed);
 }
 
 }  // namespace

@@ -184,7 +184,7 @@ int count(const TrendResult& t, PointFlag f) {
 }
 
 TEST(Trend, FlatNoisySeriesHasNoFlags) {
-  const auto t = analyze_trend(nightly(25), spec("step_time_mean_s"));
+  const auto t = analyze_trend(nightly(25), metrics::trend_rule(spec("step_time_mean_s")));
   ASSERT_EQ(t.flags.size(), 25u);
   ASSERT_EQ(t.baseline.size(), 25u);
   EXPECT_FALSE(t.baseline[0].has_value());
@@ -196,7 +196,7 @@ TEST(Trend, FlatNoisySeriesHasNoFlags) {
 
 TEST(Trend, BaselineIsMedianOfPreviousWindow) {
   const std::vector<double> v = {5, 1, 4, 2, 3, 100};
-  const auto t = analyze_trend(v, spec("step_time_mean_s"), 3);
+  const auto t = analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s")), 3);
   EXPECT_DOUBLE_EQ(*t.baseline[2], 3.0);  // median {5, 1}
   EXPECT_DOUBLE_EQ(*t.baseline[3], 4.0);  // median {5, 1, 4}
   EXPECT_DOUBLE_EQ(*t.baseline[5], 3.0);  // median {4, 2, 3}
@@ -205,7 +205,7 @@ TEST(Trend, BaselineIsMedianOfPreviousWindow) {
 TEST(Trend, OneOutlierIsOnlySuspicious) {
   auto v = nightly(25);
   v[10] *= 1.2;  // one slow night
-  const auto t = analyze_trend(v, spec("step_time_mean_s"));
+  const auto t = analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s")));
   EXPECT_EQ(t.flags[10], PointFlag::kSuspicious);
   EXPECT_EQ(count(t, PointFlag::kSuspicious), 1);
   EXPECT_EQ(count(t, PointFlag::kRegression), 0);
@@ -217,7 +217,7 @@ TEST(Trend, TwoConsecutiveBadNightsAreRegressions) {
   auto v = nightly(25);
   v[10] *= 1.2;
   v[11] *= 1.2;
-  const auto t = analyze_trend(v, spec("step_time_mean_s"));
+  const auto t = analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s")));
   EXPECT_EQ(t.flags[10], PointFlag::kRegression);
   EXPECT_EQ(t.flags[11], PointFlag::kRegression);
   EXPECT_EQ(count(t, PointFlag::kRegression), 2);
@@ -230,12 +230,12 @@ TEST(Trend, ImprovementsNeedTwoNightsAndDirectionMatters) {
   v[5] *= 0.8;  // lone fast night: normal
   v[15] *= 0.8;
   v[16] *= 0.8;
-  const auto t = analyze_trend(v, spec("step_time_mean_s"));
+  const auto t = analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s")));
   EXPECT_EQ(t.flags[5], PointFlag::kNormal);
   EXPECT_EQ(t.flags[15], PointFlag::kImprovement);
   EXPECT_EQ(t.flags[16], PointFlag::kImprovement);
   // The same series read as throughput (higher is better): 15 and 16 regress, 5 is suspicious.
-  const auto u = analyze_trend(v, spec("tokens_per_s_per_device"));
+  const auto u = analyze_trend(v, metrics::trend_rule(spec("tokens_per_s_per_device")));
   EXPECT_EQ(u.flags[5], PointFlag::kSuspicious);
   EXPECT_EQ(u.flags[15], PointFlag::kRegression);
   EXPECT_EQ(u.flags[16], PointFlag::kRegression);
@@ -244,7 +244,7 @@ TEST(Trend, ImprovementsNeedTwoNightsAndDirectionMatters) {
 TEST(Trend, LevelShiftIsOneStepChange) {
   auto v = nightly(25);
   for (size_t i = 12; i < v.size(); ++i) v[i] *= 1.15;
-  const auto t = analyze_trend(v, spec("step_time_mean_s"));
+  const auto t = analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s")));
   ASSERT_EQ(t.step_changes.size(), 1u);
   EXPECT_GE(t.step_changes[0], 11u);
   EXPECT_LE(t.step_changes[0], 13u);
@@ -256,9 +256,9 @@ TEST(Trend, LevelShiftIsOneStepChange) {
 TEST(Trend, RejectsNonFiniteValuesAndZeroWindow) {
   auto v = nightly(5);
   v[2] = NAN;
-  EXPECT_THROW(analyze_trend(v, spec("step_time_mean_s")), std::invalid_argument);
-  EXPECT_THROW(analyze_trend(nightly(5), spec("step_time_mean_s"), 0), std::invalid_argument);
-  EXPECT_TRUE(analyze_trend({}, spec("step_time_mean_s")).flags.empty());
+  EXPECT_THROW(analyze_trend(v, metrics::trend_rule(spec("step_time_mean_s"))), std::invalid_argument);
+  EXPECT_THROW(analyze_trend(nightly(5), metrics::trend_rule(spec("step_time_mean_s")), 0), std::invalid_argument);
+  EXPECT_TRUE(analyze_trend({}, metrics::trend_rule(spec("step_time_mean_s"))).flags.empty());
 }
 
 }  // namespace

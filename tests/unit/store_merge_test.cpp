@@ -347,7 +347,7 @@ TEST_F(StoreMergeTest, RefusesNewerSchemaSourceAndWritesNothing) {
   }
   const std::string b2_before = read_bytes(b);
   expect_store_error([&] { merge_databases({b, path("a.db")}, dest); },
-                     {path("a.db"), "schema version 99", "up to 3"});
+                     {path("a.db"), "schema version 99", "up to 4"});
   EXPECT_EQ(read_bytes(dest), dest_before);
   EXPECT_EQ(counts(dest), dest_counts);
   EXPECT_EQ(read_bytes(path("a.db")), source_before);
@@ -472,7 +472,7 @@ TEST_F(ExportTest, CsvHasMetricColumnsAndRoundTripsPerRfc4180) {
   const std::vector<std::string> header = {
       "run_id", "group_id", "case", "variant", "repeat", "status", "reason", "started_at",
       "finished_at", "host", "git_commit", "git_branch", "device_name", "world_size",
-      "metric.eval_loss", "final_loss", "mfu", "params", "step_time_mean_s",
+      "hardware_fingerprint", "metric.eval_loss", "final_loss", "mfu", "params", "step_time_mean_s",
       "tokens_per_s_per_device", "config_json", "provenance_json"};
   EXPECT_EQ(rows[0], header);
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size());

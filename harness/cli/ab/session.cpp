@@ -17,6 +17,7 @@
 #include "harness/base/temp_dir.h"
 #include "harness/base/interrupt.h"
 #include "harness/store/merge.h"
+#include "harness/store/push.h"
 #include "harness/store/store.h"
 #include "harness/compare/comparison.h"
 #include "harness/stats/interval.h"
@@ -164,7 +165,13 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
     std::vector<std::string> sources;
     for (const char* side : {"A", "B"})
       if (fs::exists(scratch.file(std::string(side) + ".db"))) sources.push_back(scratch.file(std::string(side) + ".db"));
-    if (!sources.empty()) store::merge_databases(sources, o.db);
+    if (sources.empty()) return;
+    if (!store::is_server_location(o.db)) {
+      store::merge_databases(sources, o.db);
+      return;
+    }
+    store::Store into(o.db);  // a server store: the sides' runs pushed into it
+    for (const auto& source : sources) store::push_runs(store::Store(source), into);
   };
   // Sequential (docs/verdicts.md): look at the step-time ratio after the plan's
   // pair counts and stop once it is decisive; the false-alarm rate holds over

@@ -15,6 +15,7 @@
 #include "harness/cli/ab/build.h"
 #include "harness/compare/verdict.h"
 #include "harness/stats/interval.h"
+#include "harness/store/store.h"
 
 namespace twinbench::ab {
 
@@ -36,7 +37,7 @@ struct AbOptions {
   uint64_t seed = 0;    // order of each round (AB or BA); 0 = from the clock
   bool duet = false;    // run A and B of a round at the same time, pinned one per core, one thread each
   std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
-  std::string db = "twinbench.db";
+  std::string db = store::default_location();  // where both sides are stored
   std::string label_a = "ab:A", label_b = "ab:B";  // recorded as each side's branch label
   std::string group_id;  // the session's group id in the store; empty: a new uuid (`twinbench bisect` names its own)
   // The timing metric (Judge::kTime) the sequential looks judge; `bisect --metric first_step_s` sets it.

@@ -1,0 +1,63 @@
+// What every backend shares (see backend.h), and the one place that picks a
+// backend for a location: a third backend is one more branch in connect().
+#include "harness/store/backend.h"
+
+#include <climits>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "harness/store/postgres.h"
+#include "harness/store/sqlite.h"
+
+namespace twinbench::store {
+
+bool is_server_location(const std::string& location) {
+  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+}
+
+std::string default_location() {
+  const char* env = std::getenv("TWINBENCH_DB");
+  return env && *env ? env : "twinbench.db";
+}
+
+namespace backend {
+
+namespace {
+
+// How long an SQLite write waits for another writer's lock before failing with
+// "database is locked": $TWINBENCH_BUSY_TIMEOUT_MS (tests, slow shared disks),
+// else sqlite::kDefaultBusyTimeoutMs.
+int busy_timeout_ms() {
+  const char* env = std::getenv("TWINBENCH_BUSY_TIMEOUT_MS");
+  if (!env || !*env) return sqlite::kDefaultBusyTimeoutMs;
+  char* end = nullptr;
+  const long value = std::strtol(env, &end, 10);
+  return (*end == '\0' && value > 0 && value <= INT_MAX) ? static_cast<int>(value) : sqlite::kDefaultBusyTimeoutMs;
+}
+
+}  // namespace
+
+void Connection::fail(std::string_view doing, std::string_view message, StoreFault fault) const {
+  throw StoreError(fmt::format("{}: {}: {}", label(), doing, message), 0, fault);
+}
+
+Transaction::Transaction(Connection& db, std::string doing) : db_(db), doing_(std::move(doing)) { db_.begin(doing_); }
+
+void Transaction::commit() {
+  db_.commit(doing_);
+  open_ = false;
+}
+
+Transaction::~Transaction() {
+  if (open_) db_.rollback();
+}
+
+std::unique_ptr<Connection> connect(const std::string& location) {
+  if (is_server_location(location)) return std::make_unique<pg::Connection>(location);
+  auto db = std::make_unique<sqlite::Db>(location, busy_timeout_ms());
+  return db;
+}
+
+}  // namespace backend
+}  // namespace twinbench::store

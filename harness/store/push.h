@@ -1,0 +1,33 @@
+// Pushing runs from one store into another (`twinbench db push`): a runner
+// stores locally (SQLite) while it runs and uploads to the fleet's server
+// store afterwards. Written against the Store interface alone, so it copies
+// between any two backends. Idempotent, keyed by run uuid.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "harness/store/store.h"
+
+namespace twinbench::store {
+
+struct PushStats {
+  int runs_added = 0;          // copied, each with all its steps and metrics
+  int runs_present = 0;        // the destination had a run of that id: left as it is
+  int runs_running = 0;        // still running in the source: not copied (push again when they end)
+  int64_t steps_added = 0;     // steps copied with the added runs
+  int calibrations_added = 0;  // calibrations the destination did not have yet
+};
+
+// Copies every finished run of `from` that `to` lacks — its row as it is
+// (status, times, host, provenance), all its steps and metrics — in the order
+// `from` stored them, `batch` runs per destination transaction, and every
+// calibration `to` lacks (same host, device, dtype and measured_at). Running
+// runs are counted, not copied. Pushing the same store again adds nothing.
+// `progress` (if set) is called after each batch. A failure rolls back the
+// batch it hit; batches pushed before it stay pushed, and pushing again
+// carries on from there.
+PushStats push_runs(const Store& from, Store& to, size_t batch = 200,
+                    const std::function<void(const PushStats&)>& progress = {});
+
+}  // namespace twinbench::store
