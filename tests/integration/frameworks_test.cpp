@@ -118,6 +118,45 @@ TEST_F(Frameworks, NwayReportPutsEveryImplementationAgainstTheReference) {
   EXPECT_NE(bad.err.find("no run of 'nosuch'"), std::string::npos) << bad.err;
 }
 
+// `report nway` without the venv: the C++ implementations and a skipped one. A
+// skipped implementation keeps its column, with its status and reason.
+TEST_F(Frameworks, NwayReportShowsSkippedImplementationsWithTheirReason) {
+  const std::string database = db("nway_cpp");
+  const Result r = cli().run("run --preset tiny --variants functional,module,linen --db " + database +
+                             " train.steps=3 train.batch=2 train.seq_len=16 quant.mode=fp8");
+  ASSERT_EQ(field(database, "functional", "status"), "completed") << r.err;
+  ASSERT_EQ(field(database, "module", "status"), "completed") << r.err;
+  const std::string linen = field(database, "linen", "status");  // skipped with the venv, failed without it
+  ASSERT_TRUE(linen == "skipped" || linen == "failed") << linen;
+  const Result json = cli().run("report nway --db " + database + " --reference module --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["reference"], "module");
+  ASSERT_EQ(j["cases"].size(), 1u);
+  ASSERT_EQ(j["cases"][0]["against"].size(), 2u) << json.out;
+  bool saw_functional = false, saw_linen = false;
+  for (const auto& c : j["cases"][0]["against"]) {
+    EXPECT_EQ(c["a"]["label"], "module") << c.dump();
+    if (c["b"]["label"] == "functional") {
+      saw_functional = true;
+      EXPECT_TRUE(c["loss_parity"]["within"].get<bool>()) << c.dump();
+    }
+    if (c["b"]["label"] == "linen") {
+      saw_linen = true;
+      EXPECT_EQ(c["b"]["status"], linen) << c.dump();
+      EXPECT_EQ(c["b"]["reason"], field(database, "linen", "reason")) << c.dump();
+    }
+  }
+  EXPECT_TRUE(saw_functional && saw_linen) << json.out;
+  const Result md = cli().run("report nway --db " + database + " --reference module --format markdown");
+  ASSERT_EQ(md.code, 0) << md.err;
+  EXPECT_NE(md.out.find(" " + linen + " |"), std::string::npos) << md.out;
+  const Result page = cli().run("report nway --db " + database + " --reference module --out " + cli().path("nway_cpp"));
+  ASSERT_EQ(page.code, 0) << page.err;
+  EXPECT_NE(slurp(cli().path("nway_cpp") + "/nway.html").find(linen == "skipped" ? "fp8 is not supported" : "command not found"),
+            std::string::npos);
+}
+
 // Dropout (the same explicit keys in both Flax implementations) with bf16 compute,
 // and int8, run; fp8 is skipped with the reason.
 TEST_F(Frameworks, FlaxRunsDropoutBf16AndInt8AndSkipsFp8) {
