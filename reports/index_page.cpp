@@ -84,7 +84,7 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
       return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
     };
     rows.push_back({html::clipped(key.first, true), html::clipped(key.second, true),
-                    html::badge(status, v.run.reason) + (v.run.reason.empty() ? "" : " " + html::clipped(v.run.reason, true)),
+                    html::badge(status, v.run.reason),  // the reason as the badge's tooltip: one short line per row
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
                     html::escape(v.run.started_at.substr(0, 16))});
