@@ -90,7 +90,7 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
     };
     rows.push_back({html::clipped(std::get<0>(key), true), html::clipped(std::get<1>(key), true),
                     html::clipped(hardware_fingerprint(v.run.provenance_json).description, true),
-                    html::badge(status, v.run.reason) + (v.run.reason.empty() ? "" : " " + html::clipped(v.run.reason, true)),
+                    html::badge(status, v.run.reason),  // the reason as the badge's tooltip: one short line per row
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
                     html::escape(v.run.started_at.substr(0, 16))});

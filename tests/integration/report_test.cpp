@@ -311,7 +311,8 @@ TEST_F(Reports, EveryPageFitsA1280To1920pxWindowWithOneLinePerRow) {
   const auto control = path("layout-control.html");
   std::string row = "<tr><td>Median s/step</td><td>0.5998</td><td>0.6245</td><td>+0.0247 (+4.11%)</td>"
                     "<td style=\"white-space:nowrap\">+3.5% [-17.1%, +29.4%] (judged by Median s/step: +3.5% [-17.1%, +29.4%]) "
-                    "+3.5% [-17.1%, +29.4%]</td><td><span>inconclusive</span> +3.5% [-17.1%, +29.4%] over 3 interleaved "
+                    "+3.5% [-17.1%, +29.4%] (judged by Median s/step: +3.5% [-17.1%, +29.4%]) +3.5% [-17.1%, +29.4%] "
+                    "(judged by Median s/step: +3.5% [-17.1%, +29.4%]) +3.5% [-17.1%, +29.4%]</td><td><span>inconclusive</span> +3.5% [-17.1%, +29.4%] over 3 interleaved "
                     "pairs: could detect >= 40%; about 200 more runs per side for 5%</td></tr>";
   std::ofstream(control) << "<!DOCTYPE html><html><body><table>" << row << row << row << "</table></body></html>";
   const Layout bad = measure_layout(control);
