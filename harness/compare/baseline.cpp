@@ -99,7 +99,17 @@ BranchSides select_branch_sides(const std::vector<RunView>& all, const std::stri
   // The merge-base of the candidate's commit and the baseline's tip.
   const auto git_tip = git_commit_of(baseline_ref);
   const std::string base_tip = git_tip ? *git_tip : (tip.empty() ? "" : tip.back().run.git_commit);
-  const auto merge_base = git_merge_base(s.candidate_commit, base_tip);
+  if (s.candidate_commit.empty() && base_tip.empty()) {
+    // Neither side records a commit (imported logs, labelled directories): there is
+    // no history to take a merge-base in, only the baseline's newest runs.
+    if (tip.empty()) throw std::invalid_argument(fmt::format("no runs of baseline ref '{}' in the store", baseline_ref));
+    s.baseline = tip;
+    s.how = fmt::format("baseline: the newest runs of {} (no commits recorded, so no merge-base)", baseline_ref);
+    return s;
+  }
+  // One commit on both sides is its own merge-base, whether or not git is at hand.
+  const auto merge_base = same_commit(s.candidate_commit, base_tip) ? std::optional<std::string>(base_tip)
+                                                                    : git_merge_base(s.candidate_commit, base_tip);
   if (!merge_base)
     throw std::invalid_argument(fmt::format(
         "cannot find the merge-base of baseline {} ({}) and candidate {} ({}) here: git does not know both commits "
