@@ -70,6 +70,10 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
     if (const auto t = v.metric("step_time_mean_s")) history[key].push_back(*t);
   }
   std::sort(order.begin(), order.end());
+  // The machines behind these runs: named once above the table; a row names its
+  // machine only where several measured the same case (a fleet).
+  std::map<std::string, std::string> machines;  // fingerprint -> description
+  for (const auto& key : order) machines[std::get<2>(key)] = hardware_fingerprint(latest[key]->run.provenance_json).description;
   std::string body;
   if (pair) body += html::section("summary", "Summary", index_summary_html(*pair));
   std::vector<std::vector<std::string>> rows;
@@ -88,16 +92,21 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
       const auto m = v.metric(name);
       return m ? html::escape(fmt::format(fmt::runtime(spec), *m)) : std::string("-");
     };
-    rows.push_back({html::clipped(std::get<0>(key), true), html::clipped(std::get<1>(key), true),
-                    html::clipped(hardware_fingerprint(v.run.provenance_json).description, true),
+    const std::string implementation =
+        std::get<1>(key) + (machines.size() > 1 ? " on " + machines[std::get<2>(key)] : std::string());
+    rows.push_back({html::clipped(std::get<0>(key), true), html::clipped(implementation, true),
                     html::badge(status, v.run.reason),  // the reason as the badge's tooltip: one short line per row
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
                     html::escape(v.run.started_at.substr(0, 16))});
   }
+  std::string hardware = "<p>Hardware: ";
+  for (auto it = machines.begin(); it != machines.end(); ++it)
+    hardware += (it == machines.begin() ? "" : "; ") + html::escape(it->second);
+  hardware += "</p>";
   body += html::section(
       "latest", "Latest run of every case and implementation",
-      html::table({"Case", "Implementation", "Hardware", "Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict",
+      (machines.empty() ? std::string() : hardware) + html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict",
                    "Started"},
                   rows, "index"));
   std::string links = "<ul>";

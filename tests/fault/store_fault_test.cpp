@@ -66,7 +66,8 @@ TEST(FaultStore, FullFileSystemKeepsTheCause) {
   const std::string db = (s.dir() / "mnt" / "full.db").string();
   const auto first = twinbench(s.dir(), tiny_run(db, "functional", 3));
   ASSERT_EQ(first.code, 0) << first.err;
-  // Fill the file system, then give back 64 KiB: room to begin a run, not to store its steps.
+  // Fill the file system, then give back 256 KiB: room to begin a run (its row, SQLite's
+  // WAL pages for the table and its indexes, the -shm file), not to store its steps.
   const fs::path filler = s.dir() / "mnt" / "filler";
   {
     std::ofstream out(filler, std::ios::binary);
@@ -74,7 +75,7 @@ TEST(FaultStore, FullFileSystemKeepsTheCause) {
     while (out.write(block.data(), block.size())) {
     }
   }
-  fs::resize_file(filler, fs::file_size(filler) - (1 << 16));
+  fs::resize_file(filler, fs::file_size(filler) - (1 << 18));
   const auto r = twinbench(s.dir(), tiny_run(db, "module", 100000));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("database or disk is full"), std::string::npos) << r.err;
