@@ -4,6 +4,8 @@
 #   bash ci/build.sh          Debian's LibTorch 1.13 (CPU) into ./build
 #   bash ci/build.sh cuda     PyTorch 2.x of the project venv (ci/venv.sh; CUDA 13.0
 #                             LibTorch from PyPI) into ./build-cuda
+#   bash ci/build.sh debian twinbench   only the named targets (the main job needs
+#                             the binary, not the tests)
 #
 # TWINBENCH_TORCH_PYTHON=/path/to/python with `cuda` builds against that
 # interpreter's torch instead (a GPU host's own PyTorch).
@@ -35,4 +37,6 @@ case "$line" in
 esac
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${torch_args[@]}" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+targets=()
+for t in "${@:2}"; do targets+=(--target "$t"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

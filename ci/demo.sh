@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
-bash ci/build.sh
+bash ci/build.sh debian twinbench
 tb=build/harness/twinbench
 export TWINBENCH_THREADS="${TWINBENCH_THREADS:-1}"
 $tb calibrate --db twinbench.db

@@ -3,6 +3,7 @@
 // (exit 2); non-finite and extreme config values are refused, skipped or end
 // as diverged, each exactly; hostile branch, commit, group and case names go
 // through every report without raw markup in any HTML and without SQL effect.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -133,20 +134,25 @@ TEST(FaultInput, CorruptAndTruncatedTokenShards) {
 
 TEST(FaultInput, CorruptCaseFiles) {
   const Scratch s("casefiles");
-  const std::string base = read_file(std::string(TWINBENCH_SOURCE_DIR) + "/cases/01_base.toml");
+  // The shipped case through its [measure] table (the [reduced] section after it
+  // cut off), so that appended keys land in [measure] at line `next`.
+  const std::string shipped = read_file(std::string(TWINBENCH_SOURCE_DIR) + "/cases/01_base.toml");
+  const std::string base = shipped.substr(0, shipped.find("\n\n", shipped.find("[measure]")) + 1);
+  const auto next = std::to_string(std::count(base.begin(), base.end(), '\n') + 1);
+  const auto after = std::to_string(std::count(base.begin(), base.end(), '\n') + 2);
   std::string replaced_type = base;
   replaced_type.replace(replaced_type.find("steps = 12"), 10, "steps = \"twelve\"");
   std::string bracket = base;
   bracket.replace(bracket.find("[train]"), 7, "[train");
   const std::vector<std::tuple<std::string, std::string, std::string>> cases{
       {"cut.toml", base.substr(0, 120), "2: \\(syntax\\): Error while parsing string: encountered end-of-file"},
-      {"unknown.toml", base + "stepz = 3\n", "15: measure.stepz: unknown key \\(see `twinbench list --keys`\\)"},
+      {"unknown.toml", base + "stepz = 3\n", next + ": measure.stepz: unknown key \\(see `twinbench list --keys`\\)"},
       {"type.toml", replaced_type, "8: train.steps: expected integer, got a TOML string \"twelve\""},
-      {"binary.toml", base + std::string("\0\1\2garbage\xff\xfe", 12), "15: \\(syntax\\): Encountered invalid utf-8 sequence"},
+      {"binary.toml", base + std::string("\0\1\2garbage\xff\xfe", 12), next + ": \\(syntax\\): Encountered invalid utf-8 sequence"},
       {"bracket.toml", bracket, "7: \\(syntax\\): Error while parsing table header: expected '\\]', saw '\\\\n'"},
       {"redefined.toml", base + "[train]\nsteps = 4\n",
-       "15: \\(syntax\\): Error while parsing table header: cannot redefine existing table 'train'"},
-      {"negative.toml", base + "[dist]\nnproc = -3\n", "16: dist.nproc: must be a positive integer, got -3"},
+       next + ": \\(syntax\\): Error while parsing table header: cannot redefine existing table 'train'"},
+      {"negative.toml", base + "[dist]\nnproc = -3\n", after + ": dist.nproc: must be a positive integer, got -3"},
   };
   const std::string db = s.path("cases.db");
   ASSERT_EQ(twinbench(s.dir(), {"run", "--preset", "tiny", "--variant", "functional", "train.steps=2", "--db", db})

@@ -153,14 +153,14 @@ TEST(CaseFile, ReducedSectionAppliesOnlyWhenAskedAndIsRecorded) {
   EXPECT_FALSE(make_plan(full, 1).fits);
   const auto reduced = load_config(file, {"train.steps=2"}, true);
   EXPECT_TRUE(reduced.reduced);
-  EXPECT_EQ(reduced.model.layers, 2);
+  EXPECT_EQ(reduced.model.layers, 1);
   EXPECT_EQ(reduced.model.d_model, 2048);  // full width
-  EXPECT_EQ(reduced.train.seq_len, 256);
+  EXPECT_EQ(reduced.train.seq_len, 64);
   EXPECT_EQ(reduced.train.steps, 2);  // command-line overrides still win
   EXPECT_TRUE(make_plan(reduced, 1).fits);
   const auto json = config_json(reduced);
   EXPECT_NE(json.find("\"reduced\":true"), std::string::npos) << json;
-  EXPECT_NE(json.find("model.layers=2"), std::string::npos) << json;
+  EXPECT_NE(json.find("model.layers=1"), std::string::npos) << json;
 }
 
 TEST(CaseFile, ReducedSectionRejectsUnknownKeys) {
