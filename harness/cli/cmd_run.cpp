@@ -104,8 +104,9 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                   "the implementation the others are compared against in the tables (default: the first)");
   cmd->add_flag("--adaptive", o.adaptive,
                 "run each case as interleaved pairs (every implementation once per round, random order) until "
-                "every step-time verdict against the reference is decisive, --budget is spent or --max-pairs is "
-                "reached (docs/verdicts.md); instead of --repeats");
+                "every step-time verdict against the reference is decisive, --budget is spent, --max-pairs is "
+                "reached or the noise measured says --max-pairs would not decide it (docs/verdicts.md); instead of "
+                "--repeats");
   cmd->add_option("--max-pairs", o.adaptive_options.max_pairs, "--adaptive: at most N pairs per case (default 12)")
       ->check(CLI::Range(2, 1000));
   cmd->add_option("--budget", o.adaptive_options.budget_s,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <numeric>
 #include <ostream>
 #include <random>
@@ -95,6 +96,10 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
       if (!looks.look_now(p + 1, seconds_since(case_start))) continue;
       // The case is decisive when every implementation's step-time verdict is.
       bool all_decisive = true;
+      // Futile when every undecided implementation is (stats::futile): its time
+      // then goes to the cases left.
+      bool futile = true;
+      size_t futile_need = 0;
       std::string worst_verdict, worst_change;
       int worst = -1;
       for (size_t v = 0; v < variants.size(); ++v) {
@@ -102,6 +107,11 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
         const auto e = stats::estimate_paired(pairs[v], res.confidence);
         const auto outcome = stats::decide(e, threshold, /*higher_is_better=*/false);
         all_decisive = all_decisive && stats::should_stop(outcome);
+        if (!stats::should_stop(outcome)) {
+          futile = futile && stats::futile(e, threshold, looks.max_pairs());
+          const auto need = stats::runs_to_decide(e, threshold);
+          futile_need = std::max(futile_need, need ? *need : std::numeric_limits<size_t>::max());
+        }
         const int rank = outcome == stats::Outcome::kInconclusive ? 3 : outcome == stats::Outcome::kRegressed ? 2
                          : outcome == stats::Outcome::kImproved    ? 1 : 0;
         if (rank > worst) {
@@ -117,6 +127,17 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
       progress.change = worst_change;
       progress.decisive = all_decisive;
       const auto stop = looks.after_look(all_decisive ? stats::Outcome::kNoChange : stats::Outcome::kInconclusive);
+      if (stop == stats::Sequential::Stop::kGoOn && !all_decisive && futile) {
+        progress.stopped_because =
+            futile_need == std::numeric_limits<size_t>::max()
+                ? fmt::format("futile after {} pairs: the change sits on the threshold, no number of pairs decides it", p + 1)
+                : futile_need > 1000
+                ? fmt::format("futile after {} pairs: more than 1000 pairs would decide it, the maximum is {}", p + 1,
+                              looks.max_pairs())
+                : fmt::format("futile after {} pairs: about {} pairs would decide it, the maximum is {}", p + 1, futile_need,
+                              looks.max_pairs());
+        break;
+      }
       if (stop == stats::Sequential::Stop::kGoOn) continue;
       progress.stopped_because =
           stop == stats::Sequential::Stop::kDecisive ? fmt::format("decisive after {} pairs", p + 1)

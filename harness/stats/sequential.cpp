@@ -1,6 +1,7 @@
 // The sequential procedure's bookkeeping (see sequential.h).
 #include "harness/stats/sequential.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -25,6 +26,12 @@ Sequential::Stop Sequential::after_look(Outcome outcome) {
   if (out_of_time_) return Stop::kBudget;
   if (next_look_ >= plan_.looks.size()) return Stop::kMaximum;
   return Stop::kGoOn;
+}
+
+bool futile(const RatioEstimate& e, double threshold, size_t max_pairs) {
+  if (std::min(e.n_a, e.n_b) < kFutilityFloor) return false;
+  const auto need = runs_to_decide(e, threshold);
+  return !need || *need > max_pairs;
 }
 
 }  // namespace twinbench::stats
