@@ -9,10 +9,12 @@
 # report and the index for that matrix and print the path of index.html.
 # Extra arguments go to `twinbench matrix` (e.g. train.steps=20).
 #   TWINBENCH_THREADS         intra-op threads per run (default 1: half the run-level noise of 2)
-#   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 420)
+#   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 360)
 #   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 12)
-# The defaults are to be confirmed by ci/main_job_campaign.sh on an idle machine
-# (docs/verdicts.md has the table and the command).
+# Measured on the 2-core development host (docs/verdicts.md, section 11): the
+# matrix takes about 5-6 minutes; its verdicts there were all inconclusive (run
+# noise of 2-9% per pair), which that section explains; ci/main_job_campaign.sh
+# compares settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -21,6 +23,6 @@ tb=build/harness/twinbench
 export TWINBENCH_THREADS="${TWINBENCH_THREADS:-1}"
 $tb calibrate --db twinbench.db
 $tb plan --all
-$tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-420}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-12}" \
+$tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-360}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-12}" \
   --db twinbench.db "$@"
 $tb report pair --db twinbench.db --out twinbench-report
