@@ -5,10 +5,10 @@
 // every implementation against the reference is decisive (regressed, improved
 // or no change), the case's share of the time budget is spent, the maximum of
 // pairs is reached, or — from 4 pairs on — the change and noise measured say
-// that the maximum would not decide it (futile: its time goes to the cases left). It is `ab`'s sequential procedure (stats/sequential.h):
-// every look's interval pays for all planned looks and for every case's timing
-// tests, so the whole matrix raises a false alarm with probability at most
-// alpha. The runs' provenance records the looks, and the reports use them.
+// that the maximum would not decide it (futile: its time goes to the cases
+// left). It is `ab`'s sequential procedure (stats/sequential.h): every look's
+// interval pays for all planned looks and for every case's timing tests, so the
+// whole matrix raises a false alarm with probability at most alpha. The runs' provenance records the looks, and the reports use them.
 #pragma once
 
 #include <cstddef>
