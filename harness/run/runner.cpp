@@ -8,6 +8,7 @@
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/memory.h"
+#include "harness/run/numerics_bug.h"
 #include "harness/run/plan.h"
 #include "models/onednn_gemm.h"
 #include "models/quant.h"
@@ -90,7 +91,8 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
     if (o.store) out.run_id = o.store->record_skipped(record, reason);
     return out;
   }
-  return executor_for(config, variant_name, o)->execute({config, record, out, threads}, o);
+  // TWINBENCH_TEST_NUMERICS_BUG (tests only): train with a planted bug, record the configured model.
+  return executor_for(config, variant_name, o)->execute({numerics_bug::plant(config), record, out, threads}, o);
 }
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }

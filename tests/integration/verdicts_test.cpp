@@ -231,4 +231,80 @@ TEST(MissingData, TheNightlyFlagsACaseThatStoppedAndCanFailOnIt) {
   EXPECT_NE(slurp(path("nightly") + "/nightly.html").find("Missing data: 1 series stopped"), std::string::npos);
 }
 
+// A planted numerics bug (TWINBENCH_TEST_NUMERICS_BUG, harness/run/numerics_bug.h) is
+// caught as a loss regression at the tolerance of its arithmetic — fp32's exact rule,
+// the bf16 and fp8 loss bands (docs/verdicts.md §10) — by both implementations, while
+// the two correct implementations, which differ only in the order of their reductions,
+// stay inside the same tolerance. Sizes measured on this host (the tiny model, dropout
+// 0.1; docs/verdicts.md §10 has the table, and the plant fp8's band of 5e-2 does not
+// catch: a RoPE base of 1.01 moves its losses by +0.044/+0.040 at 40 steps, +0.01 at
+// 100): the planted changes move the losses by +0.036 to +0.19, the implementations
+// differ by at most 7.7e-4.
+struct Plant {
+  std::string name, mode, bug, source;  // source: how the verdict names its tolerance
+  int steps = 40;
+};
+class PlantedNumericsBug : public ::testing::TestWithParam<Plant> {};
+
+TEST_P(PlantedNumericsBug, IsALossRegressionAtItsArithmeticsTolerance) {
+  const Plant& p = GetParam();
+  const auto db = path(p.name + ".db");
+  const std::string run = "run --preset tiny train.steps=" + std::to_string(p.steps) +
+                          " train.batch=4 train.seq_len=64 model.dropout=0.1 " + p.mode +
+                          " --variant functional,module --no-progress --db " + db;
+  ASSERT_EQ(twinbench(run + " --branch main --group planted-main").code, 0);
+  ::setenv("TWINBENCH_TEST_NUMERICS_BUG", p.bug.c_str(), 1);
+  const auto bugged = twinbench(run + " --branch bug --group planted-bug");
+  ::unsetenv("TWINBENCH_TEST_NUMERICS_BUG");
+  ASSERT_EQ(bugged.code, 0) << bugged.err;
+
+  const auto js = twinbench("report branch --baseline-at tip --format json --db " + db + " --baseline main --candidate bug");
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["comparisons"].size(), 2u) << js.out;  // functional and module
+  EXPECT_EQ(j["regressions"], 2) << js.out;
+  for (const auto& c : j["comparisons"])
+    for (const auto& m : c["metrics"])
+      if (m["metric"] == "final_loss" || m["metric"] == "eval_loss") {
+        EXPECT_EQ(m["verdict"], "regressed") << c["variant"] << " " << m.dump();
+        EXPECT_EQ(m["tolerance_source"].get<std::string>().rfind(p.source, 0), 0u) << m.dump();
+        // The change is the bug's, and far beyond the tolerance: not a band that fits by luck.
+        EXPECT_GT(m["diff"].get<double>(), 1.5 * m["tolerance"].get<double>()) << m.dump();
+      }
+
+  // The correct implementations agree within the same tolerance.
+  const auto pair = twinbench("report pair --format json --group planted-main --db " + db);
+  ASSERT_EQ(pair.code, 0) << pair.err;
+  const auto pj = nlohmann::json::parse(pair.out);
+  ASSERT_EQ(pj["cases"].size(), 1u) << pair.out;
+  for (const auto& m : pj["cases"][0]["metrics"])
+    if (m["metric"] == "final_loss" || m["metric"] == "eval_loss") {
+      EXPECT_EQ(m["verdict"], "no change") << m.dump();
+      EXPECT_EQ(m["tolerance_source"].get<std::string>().rfind(p.source, 0), 0u) << m.dump();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryArithmetic, PlantedNumericsBug,
+    ::testing::Values(Plant{"fp32_rope", "train.dtype=fp32", "rope_base:1.01", "exact rule (cpu fp32:"},
+                      Plant{"fp32_dropout", "train.dtype=fp32", "dropout:twice", "exact rule (cpu fp32:"},
+                      Plant{"bf16_rope", "train.dtype=bf16", "rope_base:1.01", "cpu bf16 loss band"},
+                      Plant{"bf16_dropout", "train.dtype=bf16", "dropout:twice", "cpu bf16 loss band"},
+                      Plant{"fp8_dropout", "quant.mode=fp8", "dropout:twice", "cpu fp32 fp8 loss band", 100}),
+    [](const ::testing::TestParamInfo<Plant>& info) { return info.param.name; });
+
+// A malformed plant fails the run before anything is stored, naming the variable;
+// dropout:twice on a model without dropout too (it would plant nothing).
+TEST(PlantedNumericsBugInput, AMalformedValueFailsTheRunAndStoresNothing) {
+  const auto db = path("plant_fault.db");
+  for (const char* value : {"rope_base:x", "rope_base:0.5", "dropout:thrice", "dropout:twice"}) {
+    ::setenv("TWINBENCH_TEST_NUMERICS_BUG", value, 1);
+    const auto r = twinbench("run --preset tiny train.steps=2 --variant functional --no-progress --db " + db);
+    ::unsetenv("TWINBENCH_TEST_NUMERICS_BUG");
+    EXPECT_EQ(r.code, 2) << value;
+    EXPECT_NE(r.err.find(std::string("TWINBENCH_TEST_NUMERICS_BUG='") + value + "'"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs"), 0);
+}
+
 }  // namespace
