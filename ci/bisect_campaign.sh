@@ -16,8 +16,8 @@
 # 10), COMMITS (default 16), KINDS (default "planted flat"), OUT (a directory:
 # reuse one to extend a campaign; its table counts every bisection in it) and
 # FIRST (the first bisection's number, default 1: FIRST=11 with the same OUT adds
-# 11..N). The planted commit of bisection i is drawn from i (the same OUT and i
-# always plant it at the same commit).
+# 11..N). The planted commit of bisection i follows from i alone (the same OUT and i
+# always plant it at the same commit), spread over the history.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10}
@@ -38,7 +38,9 @@ for kind in ${KINDS:-planted flat}; do
   for i in $(seq "${FIRST:-1}" "$n"); do
     name=$kind-$i
     slow_at=0
-    [[ $kind == planted ]] && slow_at=$(( 1 + ( (i * 2654435761) % 4294967296 ) % (commits - 1) ))
+    # A commit in 1..COMMITS-1 drawn by a generator seeded with i (1..10 of 16 commits: 3, 14,
+    # 4, 4, 10, 13, 6, 4, 8, 10). A multiplicative hash here planted 1..10 at commits 2-5 only.
+    [[ $kind == planted ]] && slow_at=$(python3 -c "import random; print(random.Random($i).randint(1, $commits - 1))")
     rm -rf "$out/$name.repo"
     bash ci/bisect_repo.sh "$out/$name.repo" "$commits" "$slow_at" "$percent" >/dev/null
     echo "$slow_at" > "$out/$name.planted"
