@@ -15,8 +15,8 @@
 namespace twinbench::numerics_bug {
 
 // `config` with the planted bug applied (unchanged when the variable is
-// unset). A malformed value (unknown form, a base that is not a positive
-// number, dropout:twice on a model without dropout) throws
+// unset). A malformed value (unknown form, a base that is not a number
+// above 1, dropout:twice on a model without dropout) throws
 // std::invalid_argument naming the variable and the value, so a typo never
 // silently plants nothing.
 RunConfig plant(const RunConfig& config);
