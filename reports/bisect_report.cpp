@@ -64,11 +64,11 @@ std::string answer(const BisectResult& r) {
   const auto& bad = r.history[r.first_bad];
   if (r.outcome == BisectOutcome::kNothingToBisect) return "Nothing to bisect: " + r.reason + ".";
   if (r.outcome == BisectOutcome::kRange)
-    return fmt::format("Range: the first {} is after {} and at or before {} — {}.", r.find == compare::BisectFind::kRegression ? "bad commit" : "faster commit",
+    return fmt::format("Range: the first {} commit is after {} and at or before {} — {}.", compare::sought_word(r.find),
                        short_sha(r.history[r.last_good].sha), short_sha(bad.sha), r.reason);
   const Probe* p = r.probe_of(r.first_bad);
   std::string s = fmt::format("First {} commit: {} \"{}\": {} {} against the {}",
-                              r.find == compare::BisectFind::kRegression ? "bad" : "faster", short_sha(bad.sha),
+                              compare::sought_word(r.find), short_sha(bad.sha),
                               bad.subject, p ? change_of(*p) : "-", p ? compare::to_string(p->verdict) : "",
                               p ? against(*p) : "good end");
   const Probe* parent = r.last_good == 0 ? nullptr : r.probe_of(r.last_good);
@@ -140,7 +140,7 @@ std::string bisect_markdown(const BisectResult& r) {
     const bool culprit = r.outcome == BisectOutcome::kFound && &p == r.probe_of(r.first_bad);
     out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}{} | {} |\n", role(r, k),
                        short_sha(r.history[p.index].sha), cell(r.history[p.index].subject), against(p), change_of(p),
-                       verdict_of(p), class_of(p), culprit ? " — **first bad**" : "", p.rounds);
+                       verdict_of(p), class_of(p), culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
   }
   std::string notes;
   for (const Probe& p : r.probes)
@@ -227,7 +227,7 @@ std::string bisect_html(const BisectResult& r) {
                     html::escape(r.history[p.index].subject), html::escape(against(p)),
                     html::num(html::verdict_text(html::escape(change_of(p)), verdict_of(p))),
                     html::badge(verdict_of(p)),
-                    (culprit ? "<strong>first bad</strong> · " : std::string()) + html::escape(class_of(p)),
+                    (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) + html::escape(class_of(p)),
                     html::num(html::escape(std::to_string(p.rounds))), html::escape(p.explanation)});
   }
   body += html::section("probes", "Probes, in the order made",
@@ -268,7 +268,7 @@ std::string bisect_html(const BisectResult& r) {
     commits.push_back({html::num(html::escape(std::to_string(i))),
                        "<code>" + html::escape(short_sha(r.history[i].sha)) + "</code>",
                        html::escape(r.history[i].subject), html::escape(status_of(r, i)),
-                       culprit ? "<strong>first bad</strong>" : in_range(r, i) ? "in range" : ""});
+                       culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong>" : in_range(r, i) ? "in range" : ""});
   }
   body += html::section("history", "Commits (first-parent line, oldest first)",
                         html::table({"Position", "Commit", "Subject", "Probed", "Culprit"}, commits));

@@ -10,6 +10,7 @@
 namespace twinbench::compare {
 
 std::string to_string(BisectFind f) { return f == BisectFind::kRegression ? "regression" : "improvement"; }
+std::string sought_word(BisectFind f) { return f == BisectFind::kRegression ? "bad" : "faster"; }
 
 std::string to_string(ProbeClass c) {
   switch (c) {

@@ -22,6 +22,9 @@ namespace twinbench::compare {
 // the first one faster (an improvement: --good is then the older, slower end).
 enum class BisectFind { kRegression, kImprovement };
 std::string to_string(BisectFind f);  // "regression", "improvement"
+// The sought commit's adjective in "the first ... commit": "bad" for a regression,
+// "faster" for an improvement (the CLI's progress lines and the report share it).
+std::string sought_word(BisectFind f);
 
 struct BisectCommit {
   std::string sha;      // full hash

@@ -116,8 +116,6 @@ class Bisector {
   std::string name(size_t index) const {
     return fmt::format("{} {}", short_sha(history_[index].sha).substr(0, 9), history_[index].subject);
   }
-  // What the sought commit is called: the report's words ("first bad commit", "first faster commit").
-  const char* first_word() const { return o_.find == compare::BisectFind::kRegression ? "bad" : "faster"; }
 
   const BisectOptions& o_;
   std::ostream& log_;
@@ -351,7 +349,7 @@ compare::BisectResult Bisector::run() {
       }
     }
     search.record(*next, cls);
-    log_ << fmt::format("bisect: the first {} commit is in ({}, {}]\n", first_word(),
+    log_ << fmt::format("bisect: the first {} commit is in ({}, {}]\n", compare::sought_word(o_.find),
                         short_sha(history_[search.last_good()].sha).substr(0, 9),
                         short_sha(history_[search.first_bad()].sha).substr(0, 9));
   }
@@ -372,7 +370,7 @@ compare::BisectResult Bisector::run() {
                                                           p->against_bad ? "bad" : "good")
                                             : "skipped");
     }
-    res.reason = fmt::format("the first {} commit is one of {} commits", first_word(), res.first_bad - res.last_good);
+    res.reason = fmt::format("the first {} commit is one of {} commits", compare::sought_word(o_.find), res.first_bad - res.last_good);
     if (!undecided.empty()) res.reason += fmt::format(": {} could not be judged", undecided);
     if (!stopped.empty()) res.reason += fmt::format("{} {}", undecided.empty() ? ":" : ";", stopped);
   }
