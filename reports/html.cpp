@@ -214,6 +214,10 @@ std::string clipped(const std::string& text, bool narrow) {
          escape(text) + "</span>";
 }
 
+std::string titled(const std::string& text, const std::string& tooltip) {
+  return "<span title=\"" + escape(tooltip) + "\">" + escape(text) + "</span>";
+}
+
 std::string verdict_text(const std::string& text_html, const std::string& verdict) {
   if (text_html.empty()) return {};
   return "<span class=\"v-" + slug(lower(verdict)) + "\">" + text_html + "</span>";

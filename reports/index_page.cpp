@@ -22,6 +22,15 @@ namespace twinbench::reports {
 
 namespace fs = std::filesystem;
 
+namespace {
+// When a run started, short enough to keep the run table inside a 1280 px window:
+// "11-24 07:06" for a stored ISO time (UTC), the whole time as the tooltip.
+std::string started_cell(const std::string& iso) {
+  const bool is_iso = iso.size() >= 16 && iso[4] == '-' && iso[10] == 'T';
+  return html::titled(is_iso ? iso.substr(5, 5) + " " + iso.substr(11, 5) : iso.substr(0, 16), iso);
+}
+}  // namespace
+
 std::string index_summary_html(const PairReport& pair) {
   // Cases by their worst verdict (the headline), and by the step-time verdict the matrix decides on.
   const compare::Verdict order[] = {compare::Verdict::kRegressed, compare::Verdict::kImproved,
@@ -98,7 +107,7 @@ std::string index_html(const std::vector<RunView>& all, const PairReport* pair,
                     html::badge(status, v.run.reason),  // the reason as the badge's tooltip: one short line per row
                     html::num(fmt_metric("final_loss", "{:.4f}")), html::num(fmt_metric("step_time_mean_s", "{:.4f}")),
                     history[key].size() > 1 ? html::sparkline(history[key]) : "", pairs, verdict,
-                    html::escape(v.run.started_at.substr(0, 16))});
+                    started_cell(v.run.started_at)});
   }
   std::string hardware = "<p>Hardware: ";
   for (auto it = machines.begin(); it != machines.end(); ++it)

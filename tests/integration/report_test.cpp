@@ -59,8 +59,9 @@ class Reports : public ::testing::Test {
     // this suite alone (RUN_SERIAL): CI failed twice when a concurrent suite's load
     // landed on some of one label's runs.
     const std::string common = " --preset tiny train.steps=25 train.batch=4 train.seq_len=32 --db " + db();
-    // A run skipped with a long reason (the 8b preset does not fit this host): the index shows it.
-    ASSERT_EQ(twinbench("run --preset 8b --repeats 1 --db " + db() + " --branch skipped-8b").code, 0);
+    // A run skipped with a long reason (the 8b preset does not fit this host): the index shows it,
+    // and its group's pair report has the widest run-table row (a "not comparable" pair verdict).
+    ASSERT_EQ(twinbench("run --preset 8b --repeats 1 --db " + db() + " --branch skipped-8b --group report-test-skipped").code, 0);
     // One group per label, as --repeats would make: the branch report takes a label's newest group.
     for (int i = 0; i < 5; ++i) {
       if (i < 3) {
@@ -333,19 +334,25 @@ TEST_F(Reports, EveryPageFitsA1280To1920pxWindowWithOneLinePerRow) {
   ASSERT_FALSE(bad.rows.empty());
   EXPECT_GT(bad.rows.front().first, kRowBound) << "the row check is blind";
 
+  // Each report into its own folder: each writes its own index, and the pair
+  // reports' are the widest (pairs and pair verdicts in their run tables).
   const auto out = path("layout");
-  ASSERT_EQ(twinbench("report pair --db " + db() + " --out " + out).code, 0);
+  ASSERT_EQ(twinbench("report pair --db " + db() + " --out " + out + "/pair").code, 0);
+  ASSERT_EQ(twinbench("report pair --db " + db() + " --group report-test-skipped --out " + out + "/skipped").code, 0);
   ASSERT_EQ(twinbench(branch_main() + " --candidate '" + kHostileBranch +
-                      "' --out " + out).code, 0);
-  ASSERT_EQ(twinbench("report branch --db " + db() + " --baseline main --candidate slow --baseline-at tip --out " + out).code, 0);
-  ASSERT_EQ(twinbench("report nightly --db " + db() + " --out " + out).code, 0);
+                      "' --out " + out + "/hostile").code, 0);
+  ASSERT_EQ(twinbench("report branch --db " + db() + " --baseline main --candidate slow --baseline-at tip --out " + out + "/slow").code, 0);
+  ASSERT_EQ(twinbench("report nightly --db " + db() + " --out " + out + "/nightly").code, 0);
+  // The widest run-table row the main job shows: a skipped case, "not comparable" and its pair link.
+  EXPECT_NE(slurp(out + "/skipped/index.html").find("<span class=\"badge badge-not-comparable\">"), std::string::npos)
+      << "the skipped 8b case's not-comparable row is missing from its pair index";
   int pages = 0;
-  for (const auto& e : fs::directory_iterator(out)) {
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
     if (e.path().extension() != ".html") continue;
     ++pages;
     for (const int width : {1280, 1400, 1920}) expect_fits(e.path().string(), width);
   }
-  EXPECT_GE(pages, 5);  // index, pair, two branch pages, nightly
+  EXPECT_GE(pages, 10);  // five indexes, two pair pages, two branch pages, nightly
 }
 
 }  // namespace
