@@ -76,6 +76,7 @@ details>summary{cursor:pointer;color:var(--accent)}
 table.maxview td,table.summary td,table.index td,table.provenance td{white-space:nowrap}
 .clip{display:inline-block;max-width:22em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
 .clip.narrow{max-width:12em}
+table.index th,table.index td{padding:6px 10px}
 details.why{margin:0 0 12px;font-size:12px}
 details.why dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0 0}
 details.why dt{font-weight:600}
@@ -214,7 +215,7 @@ std::string clipped(const std::string& text, bool narrow) {
          escape(text) + "</span>";
 }
 
-std::string titled(const std::string& text, const std::string& tooltip) {
+std::string with_tooltip(const std::string& text, const std::string& tooltip) {
   return "<span title=\"" + escape(tooltip) + "\">" + escape(text) + "</span>";
 }
 

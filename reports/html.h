@@ -60,7 +60,7 @@ std::string badge(const std::string& verdict, const std::string& tooltip);
 std::string clipped(const std::string& text, bool narrow = false);
 // Plain text shown short with a fuller text as its tooltip (both escaped): a
 // timestamp's "11-24 07:06" over its whole ISO form, say.
-std::string titled(const std::string& text, const std::string& tooltip);
+std::string with_tooltip(const std::string& text, const std::string& tooltip);
 
 // Plain text coloured like the verdict's badge (for a Diff cell, say):
 // <span class="v-<slug>">text_html</span>. text_html is trusted HTML.

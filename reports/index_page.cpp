@@ -27,7 +27,7 @@ namespace {
 // "11-24 07:06" for a stored ISO time (UTC), the whole time as the tooltip.
 std::string started_cell(const std::string& iso) {
   const bool is_iso = iso.size() >= 16 && iso[4] == '-' && iso[10] == 'T';
-  return html::titled(is_iso ? iso.substr(5, 5) + " " + iso.substr(11, 5) : iso.substr(0, 16), iso);
+  return html::with_tooltip(is_iso ? iso.substr(5, 5) + " " + iso.substr(11, 5) : iso.substr(0, 16), iso);
 }
 }  // namespace
 

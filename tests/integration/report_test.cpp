@@ -61,7 +61,11 @@ class Reports : public ::testing::Test {
     const std::string common = " --preset tiny train.steps=25 train.batch=4 train.seq_len=32 --db " + db();
     // A run skipped with a long reason (the 8b preset does not fit this host): the index shows it,
     // and its group's pair report has the widest run-table row (a "not comparable" pair verdict).
-    ASSERT_EQ(twinbench("run --preset 8b --repeats 1 --db " + db() + " --branch skipped-8b --group report-test-skipped").code, 0);
+    // Its case file's name is longer than the index's case column shows: the column at its widest.
+    const auto long_case = path("llama_3_1_8b_on_a_host_far_too_small.toml");
+    std::ofstream(long_case) << "[model]\npreset = \"8b\"\n";
+    ASSERT_EQ(twinbench("run --case " + long_case + " --repeats 1 --db " + db() +
+                        " --branch skipped-8b --group report-test-skipped").code, 0);
     // One group per label, as --repeats would make: the branch report takes a label's newest group.
     for (int i = 0; i < 5; ++i) {
       if (i < 3) {

@@ -281,7 +281,7 @@ TEST(Html, BadgesLinksSectionsAndLegend) {
   EXPECT_NE(badge("Regressed").find("badge-regressed"), std::string::npos);
   const std::string hostile = badge("x\" onmouseover=\"alert(1)");
   EXPECT_EQ(count(hostile, "\""), 2u) << hostile;  // class="..." only; the text's quotes are entities
-  EXPECT_EQ(titled("11-24 07:06", "2026-11-24T07:06:12.345Z\" onmouseover=\"x"),
+  EXPECT_EQ(with_tooltip("11-24 07:06", "2026-11-24T07:06:12.345Z\" onmouseover=\"x"),
             "<span title=\"2026-11-24T07:06:12.345Z&quot; onmouseover=&quot;x\">11-24 07:06</span>");
   EXPECT_EQ(link("javascript:alert(1)", "x"), "<a href=\"#\">x</a>");
   EXPECT_EQ(link(" JaVa\tScRiPt:alert(1)", "x"), "<a href=\"#\">x</a>");
