@@ -58,10 +58,14 @@ import glob, json, os, subprocess, sys
 out, threads = sys.argv[1], int(sys.argv[2])
 print("| history | bisections | found | range (containing it) | wrong | nothing to bisect | errors | mean probed commits | mean sessions | CPU-min per bisection |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+notes = []
 for kind in os.environ.get("KINDS", "planted flat").split():
-    rows = []
+    rows, running = [], 0
     for f in sorted(glob.glob(f"{out}/{kind}-*.json")):
         stem = f[:-5]
+        if not os.path.exists(stem + ".rc"):  # written when the bisection ends: this one is still running
+            running += 1
+            continue
         planted = int(open(stem + ".planted").read())
         repo = stem + ".repo"
         try:
@@ -91,5 +95,9 @@ for kind in os.environ.get("KINDS", "planted flat").split():
     name = f"+{os.environ.get('PERCENT', '10')}% at a random commit" if kind == "planted" else "no slowdown"
     print(f"| {name} | {len(rows)} | {count('found')} | {count('range')} | {count('wrong')} | {count('nothing')} | "
           f"{count('error')} | {probed:.1f} | {sessions:.1f} | {cpu_min:.1f} |")
+    if running:
+        notes.append(f"{running} {kind} bisection(s) still running, not counted")
 print(f"\n(outputs in {out}; TWINBENCH_THREADS={threads}; a session is one sequential ab session, both sides)")
+for note in notes:
+    print(f"({note})")
 PY
