@@ -63,7 +63,7 @@ for kind in os.environ.get("KINDS", "planted flat").split():
     rows, running = [], 0
     for f in sorted(glob.glob(f"{out}/{kind}-*.json")):
         stem = f[:-5]
-        if not os.path.exists(stem + ".rc"):  # written when the bisection ends: this one is still running
+        if not os.path.exists(stem + ".rc"):  # written when the bisection ends: still running, or stopped unfinished
             running += 1
             continue
         planted = int(open(stem + ".planted").read())
@@ -86,6 +86,8 @@ for kind in os.environ.get("KINDS", "planted flat").split():
         probed = len({p["commit"] for p in j["probes"]})
         wall, user, system = (float(x) for x in open(stem + ".time").read().split()[-3:])
         rows.append((verdict, probed, len(j["probes"]), user + system, 1))
+    if running:
+        notes.append(f"{running} {kind} bisection(s) unfinished (no exit code yet), not counted")
     if not rows:
         continue
     ok = [r for r in rows if r[4]]
@@ -95,8 +97,6 @@ for kind in os.environ.get("KINDS", "planted flat").split():
     name = f"+{os.environ.get('PERCENT', '10')}% at a random commit" if kind == "planted" else "no slowdown"
     print(f"| {name} | {len(rows)} | {count('found')} | {count('range')} | {count('wrong')} | {count('nothing')} | "
           f"{count('error')} | {probed:.1f} | {sessions:.1f} | {cpu_min:.1f} |")
-    if running:
-        notes.append(f"{running} {kind} bisection(s) still running, not counted")
 print(f"\n(outputs in {out}; TWINBENCH_THREADS={threads}; a session is one sequential ab session, both sides)")
 for note in notes:
     print(f"({note})")
