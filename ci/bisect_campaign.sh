@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bisect campaign of docs/verdicts.md §10 (not part of the test suite): on
+# The bisect campaign of docs/verdicts.md §13 (not part of the test suite): on
 # the real binary, N `twinbench bisect` runs over 16-commit test repositories
 # (ci/bisect_repo.sh) with a PERCENT% step slowdown planted at a random commit,
 # and N over repositories without one. Each bisection gets its own repository,
