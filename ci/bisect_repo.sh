@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test repository of docs/verdicts.md §10 (the bisect tests and
-# ci/bisect_campaign.sh): a git history whose "build" is cheap. Every commit
+# ci/campaigns/bisect_campaign.sh): a git history whose "build" is cheap. Every commit
 # holds build.sh, which writes ./twinbench: a wrapper around an already-built
 # twinbench binary ($TWINBENCH_UNDER_TEST at build time) that sets
 # TWINBENCH_TEST_SLOW_OP from the commit's file slow_op, so the commits from

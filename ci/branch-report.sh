@@ -19,7 +19,7 @@
 #   TWINBENCH_THREADS        intra-op threads of every run (default 1: half the run-level noise
 #                            of 2 threads here, docs/verdicts.md "Less noise")
 #   TWINBENCH_GATE_A, TWINBENCH_GATE_B  prebuilt baseline / candidate (executables or build
-#                            directories): nothing is built (measurement campaigns, ci/gate_campaign.sh)
+#                            directories): nothing is built (measurement campaigns, ci/campaigns/gate_campaign.sh)
 #   TWINBENCH_BASELINE_DIR   the baseline's worktree (default .twinbench-baseline)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -13,7 +13,7 @@
 #   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 12)
 # Measured on the 2-core development host (docs/verdicts.md, section 11): the
 # matrix takes about 5-6 minutes; its verdicts there were all inconclusive (run
-# noise of 2-9% per pair), which that section explains; ci/main_job_campaign.sh
+# noise of 2-9% per pair), which that section explains; ci/campaigns/main_job_campaign.sh
 # compares settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."

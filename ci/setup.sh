@@ -16,7 +16,7 @@ packages=(
   libssl-dev  # `twinbench import`: SHA-256 of imported logs (OpenSSL's libcrypto)
   tidy chromium  # report tests: HTML validation and headless rendering
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
-  python3-torch  # ci/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
+  python3-torch  # ci/campaigns/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
 )
 
 missing=()

@@ -2,7 +2,7 @@
 // own arithmetic"): how far the final and eval losses of one computation move
 // when only the order of its floating-point reductions changes — the other
 // implementation, another thread count, the other fp32 GEMM path — measured by
-// ci/loss_bands.sh per device kind, compute dtype and quantization mode. A loss
+// ci/campaigns/loss_bands.sh per device kind, compute dtype and quantization mode. A loss
 // difference inside the band is that arithmetic's own noise ("no change");
 // beyond it, a change of the numerics. This file is the one table: a new device
 // kind (CUDA) or mode gets a row here, from its own campaign. A mode without a

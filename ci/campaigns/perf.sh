@@ -5,21 +5,21 @@
 # 01_base's own 4 x 128. Every implementation runs through `twinbench run` in its own
 # process (the same weights, batches and step-time rules), in an order that rotates every
 # round; then the round calibrates the matmul peak (`twinbench calibrate`).
-# ci/perf/table.py prints medians over the rounds, the share of the calibrated peak, the
+# ci/campaigns/perf/table.py prints medians over the rounds, the share of the calibrated peak, the
 # first-step (compile) time, and each ratio against eager and against compiled with its
 # 95% interval (t on the per-round log ratios: the round is the unit). See
 # docs/performance.md. Run after ci/build.sh and ci/venv.sh, on an otherwise idle machine.
 #
-#   ci/perf.sh                         # 5 rounds, fp32, default environment, both shapes
-#   ROUNDS=8 SHAPES=8x256 ci/perf.sh
-#   IMPLS="functional module eager compiled eager-debian linen nnx" ci/perf.sh
-#   ENVS="default tuned" DTYPES="fp32 bf16" ci/perf.sh
+#   ci/campaigns/perf.sh                         # 5 rounds, fp32, default environment, both shapes
+#   ROUNDS=8 SHAPES=8x256 ci/campaigns/perf.sh
+#   IMPLS="functional module eager compiled eager-debian linen nnx" ci/campaigns/perf.sh
+#   ENVS="default tuned" DTYPES="fp32 bf16" ci/campaigns/perf.sh
 # Environment: THREADS (2), ROUNDS (5), STEPS (8, the first 2 are warm-up: step 0 holds
 # torch.compile's and XLA's compilation), PRESET (small), SHAPES ("8x256 4x128", batch x
 # sequence), DTYPES (fp32), ENVS (default; "tuned" below), IMPLS ("functional module eager
 # compiled"; any twinbench implementation), OUT (a scratch dir).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 threads=${THREADS:-2}
 rounds=${ROUNDS:-5}
@@ -31,19 +31,19 @@ envs=${ENVS:-default}
 out=${OUT:-$(mktemp -d /tmp/twinbench-perf.XXXXXX)}
 impls=(${IMPLS:-functional module eager compiled})
 bin=build/harness/twinbench
-py=/usr/bin/python3  # runs ci/perf/table.py (scipy)
+py=/usr/bin/python3  # runs ci/campaigns/perf/table.py (scipy)
 
-[[ -x $bin ]] || { echo "ci/perf.sh: $bin is missing: run ci/build.sh first" >&2; exit 2; }
-$py -c "import scipy" 2>/dev/null || { echo "ci/perf.sh: $py cannot import scipy: run ci/setup.sh" >&2; exit 2; }
+[[ -x $bin ]] || { echo "ci/campaigns/perf.sh: $bin is missing: run ci/build.sh first" >&2; exit 2; }
+$py -c "import scipy" 2>/dev/null || { echo "ci/campaigns/perf.sh: $py cannot import scipy: run ci/setup.sh" >&2; exit 2; }
 for impl in "${impls[@]}"; do
   if [[ $impl =~ ^(eager|compiled|linen|nnx)$ && -z ${TWINBENCH_PYTHON:-} && ! -x .venv/bin/python ]]; then
-    echo "ci/perf.sh: $impl runs on the project venv: run ci/venv.sh first" >&2
+    echo "ci/campaigns/perf.sh: $impl runs on the project venv: run ci/venv.sh first" >&2
     exit 2
   fi
 done
-((steps > 4)) || { echo "ci/perf.sh: STEPS must be > 4 (2 warm-up steps, step 0 and the eval step are left out)" >&2; exit 2; }
+((steps > 4)) || { echo "ci/campaigns/perf.sh: STEPS must be > 4 (2 warm-up steps, step 0 and the eval step are left out)" >&2; exit 2; }
 for e in $envs; do
-  [[ $e == default || $e == tuned ]] || { echo "ci/perf.sh: ENVS: '$e' is not one of: default, tuned" >&2; exit 2; }
+  [[ $e == default || $e == tuned ]] || { echo "ci/campaigns/perf.sh: ENVS: '$e' is not one of: default, tuned" >&2; exit 2; }
 done
 
 # Two process environments, for every implementation alike:
@@ -64,7 +64,7 @@ with_env() {
 }
 
 mkdir -p "$out"
-echo "ci/perf.sh: load before: $(cut -d' ' -f1-3 /proc/loadavg); writing to $out" >&2
+echo "ci/campaigns/perf.sh: load before: $(cut -d' ' -f1-3 /proc/loadavg); writing to $out" >&2
 n=${#impls[@]}
 for ((r = 0; r < rounds; r++)); do
   for e in $envs; do
@@ -76,7 +76,7 @@ for ((r = 0; r < rounds; r++)); do
         # often a few percent slower, whichever it is.
         for ((k = 0; k < n; k++)); do
           impl=${impls[$(((r + k) % n))]}
-          echo "ci/perf.sh: round $((r + 1))/$rounds $e $shape $dt: $impl" >&2
+          echo "ci/campaigns/perf.sh: round $((r + 1))/$rounds $e $shape $dt: $impl" >&2
           with_env "$e" env TWINBENCH_THREADS="$threads" $bin run --preset "$preset" --variant "$impl" --json \
             --no-progress --db "$out/$e.db" train.batch="$batch" train.seq_len="$seq" train.steps="$steps" \
             train.dtype="$dt" train.eval_batches=1 >"$out/$impl-$tag.json"
@@ -89,6 +89,6 @@ for ((r = 0; r < rounds; r++)); do
       >"$out/calibrate-$e-$r.json"
   done
 done
-echo "ci/perf.sh: load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "ci/campaigns/perf.sh: load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-$py ci/perf/table.py "$out" "$rounds" "$shapes" "$dtypes" "$envs" "${impls[*]}"
+$py ci/campaigns/perf/table.py "$out" "$rounds" "$shapes" "$dtypes" "$envs" "${impls[*]}"

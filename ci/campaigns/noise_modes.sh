@@ -5,9 +5,9 @@
 # sides at once on their own core) the spread of ln(B/A), which is what a
 # paired verdict has to beat. Not part of the test suite; run on an idle machine.
 #
-#   ci/noise_modes.sh [K=8] [case and overrides...]   (default: --case 01_base)
+#   ci/campaigns/noise_modes.sh [K=8] [case and overrides...]   (default: --case 01_base)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 k=${1:-8}
 shift || true
 args=("$@")

@@ -13,13 +13,13 @@
 # the fp32 exact rule's 1e-4). The table goes to docs/verdicts.md and the
 # tolerances to harness/metrics/loss_bands.cpp.
 #
-#   ci/loss_bands.sh [SEEDS=3] [extra overrides...]
+#   ci/campaigns/loss_bands.sh [SEEDS=3] [extra overrides...]
 # Environment: CASES (default "01_base 02_bf16 03_dropout 04_int8 05_fp8"),
 # THREADS (default "1 2 3"), GEMMS (default "onednn aten"; the path of fp32 products only,
 # so bf16 cases need just one), OUT (a directory; default a new temp dir), BIN (default
 # build/harness/twinbench).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seeds=${1:-3}
 shift || true
 bin=${BIN:-$PWD/build/harness/twinbench}

@@ -6,13 +6,13 @@
 # improved, no change, inconclusive, mean rounds and CPU-minutes per side per
 # verdict. Run it on an otherwise idle machine.
 #
-#   ci/verdict_campaign.sh [N=20] [--case 01_base] [ab options / overrides ...]
+#   ci/campaigns/verdict_campaign.sh [N=20] [--case 01_base] [ab options / overrides ...]
 # Environment: TWINBENCH_THREADS (default 1: the low-noise mode), KINDS
 # (default "aa step:5 step:10"), OUT (a directory: reuse one to extend a campaign;
 # its table counts every session in it) and FIRST (the first session's seed,
 # default 1: FIRST=11 with the same OUT adds sessions 11..N).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-20}
 shift || true
 args=("$@")

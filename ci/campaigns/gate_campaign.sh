@@ -8,13 +8,13 @@
 # minutes per try. Not part of the test suite: run it on an otherwise idle
 # machine (`/work/cpu-slot --exclusive` here).
 #
-#   ci/gate_campaign.sh [N=10]
+#   ci/campaigns/gate_campaign.sh [N=10]
 # Environment: KINDS (default "aa step:10"), OUT (a directory to reuse / extend),
 # FIRST (first try's number, default 1), and the gate's own TWINBENCH_GATE_CASES,
 # TWINBENCH_GATE_VARIANTS, TWINBENCH_GATE_BUDGET, TWINBENCH_GATE_MAX_ROUNDS,
 # TWINBENCH_THREADS (ci/branch-report.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-10}
 bin=$PWD/build/harness/twinbench
 [[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ci/fleet_bench.sh [RUNS] [STEPS]      (defaults: 100000 runs x 50 steps)
+# ci/campaigns/fleet_bench.sh [RUNS] [STEPS]      (defaults: 100000 runs x 50 steps)
 #
 # The store's scale benchmark (docs/fleet.md, "Scale"): a SQLite store of RUNS
-# runs of STEPS steps each (one real run copied, ci/fleet_bench_fill.py), pushed
+# runs of STEPS steps each (one real run copied, ci/campaigns/fleet_bench_fill.py), pushed
 # into PostgreSQL with `twinbench db push` (throughput), then the nightly, pair
 # and index reports rendered from each store (time and size). A benchmark, not
 # a test: run it on an idle machine (`/work/cpu-slot --exclusive` here) and put
@@ -10,7 +10,7 @@
 # stopped at the end) unless TWINBENCH_BENCH_PG names one (an empty database).
 # Results: $OUT (default fleet-bench/): results.md and results.json.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-100000}
 steps=${2:-50}
 out=${OUT:-fleet-bench}
@@ -31,7 +31,7 @@ fi
 sqlite=$out/fleet.db
 echo "fleet_bench.sh: filling $sqlite with $runs runs x $steps steps" >&2
 $tb run --preset tiny --variant functional "train.steps=$steps" --no-progress --group template --db "$sqlite" >/dev/null
-python3 ci/fleet_bench_fill.py --db "$sqlite" --runs "$((runs - 1))"
+python3 ci/campaigns/fleet_bench_fill.py --db "$sqlite" --runs "$((runs - 1))"
 sqlite3 "$sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 
 seconds() { python3 -c 'import time; print(f"{time.time():.3f}")'; }

@@ -11,7 +11,7 @@
 # (user + system of the bisect and every process it started, /usr/bin/time).
 # Run it on an otherwise idle machine.
 #
-#   ci/bisect_campaign.sh [N=10] [--case 01_base] [bisect options / overrides ...]
+#   ci/campaigns/bisect_campaign.sh [N=10] [--case 01_base] [bisect options / overrides ...]
 # Environment: TWINBENCH_THREADS (default 1: the low-noise mode), PERCENT (default
 # 10), COMMITS (default 16), KINDS (default "planted flat"), OUT (a directory:
 # reuse one to extend a campaign; its table counts every bisection in it) and
@@ -19,7 +19,7 @@
 # 11..N). The planted commit of bisection i follows from i alone (the same OUT and i
 # always plant it at the same commit), spread over the history.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-10}
 shift || true
 args=("$@")

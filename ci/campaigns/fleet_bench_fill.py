@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fill a twinbench SQLite store with N runs for the scale benchmark (ci/fleet_bench.sh).
+"""Fill a twinbench SQLite store with N runs for the scale benchmark (ci/campaigns/fleet_bench.sh).
 
-    ci/fleet_bench_fill.py --db STORE.db --runs N [--days D]
+    ci/campaigns/fleet_bench_fill.py --db STORE.db --runs N [--days D]
 
 STORE.db must hold one finished run made by twinbench (its `template` group):
 every new run is a copy of it — the same config, provenance, metric names and

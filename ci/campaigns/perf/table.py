@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The table ci/perf.sh prints from what it wrote into OUT:
+"""The table ci/campaigns/perf.sh prints from what it wrote into OUT:
 calibrate-<env>-<round>.json, <impl>-<env>-<shape>-<dtype>-<round>.json (the
 `twinbench run --json` of each implementation) and <env>.db (the store, for
 each run's first-step time).
@@ -11,7 +11,7 @@ against `compiled` (when they ran) are per round (the processes of one round
 ran back to back), summarised as their geometric mean with a 95% t-interval on
 the log ratios: the round, not the step, is the unit of replication.
 
-    ci/perf/table.py OUT ROUNDS "8x256 4x128" "fp32" "default" "functional module eager compiled"
+    ci/campaigns/perf/table.py OUT ROUNDS "8x256 4x128" "fp32" "default" "functional module eager compiled"
 """
 import json
 import math

@@ -5,7 +5,7 @@
 # nothing changed. Analysis of logged times only: it runs nothing and times
 # nothing on this machine.
 #
-#   ci/import_aa.sh DIR [DB]
+#   ci/campaigns/import_aa.sh DIR [DB]
 #
 # DIR: a directory of one record's logs (e.g. modded-nanogpt's
 # records/track_1_short/2026-07-17_FP8DownProjection/baseline); DB: the store
@@ -14,11 +14,11 @@
 # step time and the comparison (markdown, then the step-time rows as JSON).
 set -euo pipefail
 
-dir=$(cd "${1:?usage: ci/import_aa.sh DIR [DB]}" && pwd)
+dir=$(cd "${1:?usage: ci/campaigns/import_aa.sh DIR [DB]}" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 db=$(realpath -m "${2:-$tmp/aa.db}")
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=${TWINBENCH:-build/harness/twinbench}
 
 mapfile -t logs < <(find "$dir" -maxdepth 1 -type f \( -name '*.txt' -o -name '*.log' -o -name '*.txt.gz' -o -name '*.log.gz' \) | LC_ALL=C sort)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The twinbench decoder written plainly in PyTorch eager, as a user would: the
-speed reference that ci/perf.sh compares both C++ implementations against.
+speed reference that ci/campaigns/perf.sh compares both C++ implementations against.
 
 Same architecture as models/ (RMSNorm, rotate-half RoPE, grouped-query causal
 attention, SwiGLU MLP, untied logits head, mean token cross-entropy), the same
@@ -9,7 +9,7 @@ decay 0.1 on matrices and the embedding) and global-norm clipping at 1.0 as in
 harness/run/trainer.cpp. Nothing clever: nn.Module, nn.Linear, torch.optim.AdamW.
 
 Run with Debian's python3-torch (/usr/bin/python3: LibTorch 1.13, same BLAS):
-    /usr/bin/python3 ci/perf/eager_reference.py --steps 8 --threads 2
+    /usr/bin/python3 ci/campaigns/perf/eager_reference.py --steps 8 --threads 2
 Prints one JSON object: steady-state step time (steps after the warm-up ones)
 and tokens/s. --profile N writes a torch.profiler op table of N steps to stderr.
 """

@@ -11,7 +11,7 @@
 #   REDUCED=1   each case's [reduced] form and 3 steps (smoke test on a CPU host)
 #   REPEATS     repeats per case and implementation (default 3)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-campaign}"
 bin="${TWINBENCH:-build-gpu/harness/twinbench}"
 device="${DEVICE:-cuda}"

@@ -9,11 +9,11 @@
 # TWINBENCH_DEMO_MAX_PAIRS) from its table. Not part of the test suite: run it
 # on an otherwise idle machine (`/work/cpu-slot --exclusive` here).
 #
-#   ci/main_job_campaign.sh [K=2] [matrix overrides...]
+#   ci/campaigns/main_job_campaign.sh [K=2] [matrix overrides...]
 # Environment: THREADS (default "1 2"), BUDGETS (seconds, default "420"),
 # MAX_PAIRS (default "12"), OUT (a directory to reuse / extend).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 k=${1:-2}
 shift || true
 bin=$PWD/build/harness/twinbench
