@@ -1,16 +1,28 @@
 #!/usr/bin/env python3
 """The layer rule of docs/architecture.md, checked on every #include "..." of
-the source tree: a file includes only its own layer and the layers below it,
-and nothing outside harness/cli/ (and reports/ itself) includes reports/.
-Three more rules of the same table: reports/ never includes harness/store/
-(reports receive loaded values; they never open a store); the statistics
-kernel (harness/stats/) includes only itself (it never reads the metric
-catalogue); and outside harness/store/ only the store's interface headers are
-included (store.h, merge.h, push.h, export.h), never a backend's.
+the source tree.
+
+  1. Down only: a file includes its own folder and folders of lower layers.
+  2. No sideways edges: two folders of the same layer are peers and include
+     nothing of each other, except where this table orders them (the
+     statistics kernel below the log formats below the metric catalogue below
+     the store; `ab` below `bisect` below the commands).
+  3. Reports receive analyses: reports/ includes only reports/, the analysis
+     value headers of harness/compare/ (ANALYSIS_VALUES), the metric catalogue
+     (the one vocabulary every renderer reads) and the statistics kernel's
+     quantiles (a chart's median is the verdicts' median), and never reaches the
+     store, directly or through what it includes; nothing outside harness/cli/
+     includes reports/.
+  4. The statistics kernel (harness/stats/) includes only itself.
+  5. Outside harness/store/ only the store's interface headers are included
+     (store.h, run_record.h, merge.h, push.h, export.h), never a backend's,
+     directly or transitively.
+Rules 3 and 5 follow includes transitively: a header that is allowed must not
+carry in what the including file may not include itself.
 
     ci/check_layers.py [ROOT]     check the tree at ROOT (default: this checkout)
-    ci/check_layers.py --self-test  plant a violation in a scratch tree and
-                                    prove the check fails on it (and passes without)
+    ci/check_layers.py --self-test  plant violations in a scratch tree and
+                                    prove the check fails on each (and passes without)
 Exit 0 when the rule holds, 1 with one line per violation otherwise.
 """
 import os
@@ -18,23 +30,40 @@ import re
 import sys
 import tempfile
 
-# Folder prefix -> (layer rank, layer name); the longest matching prefix wins.
+# Folder prefix -> (rank, layer name). The longest matching prefix wins. A file
+# may include a folder of lower rank, or its own folder; equal ranks are peers.
 LAYERS = [
     ("models/", 0, "model"),
     ("variants/", 1, "model"),
     ("harness/base/", 2, "base"),
-    ("harness/store/", 3, "records"),
-    ("harness/stats/", 3, "records"),
-    ("harness/metrics/", 3, "records"),
+    ("harness/stats/", 3.0, "records"),
+    ("harness/logs/", 3.1, "records"),
+    ("harness/metrics/", 3.2, "records"),
+    ("harness/store/", 3.3, "records"),
     ("harness/compare/", 4, "analysis"),
     ("harness/run/", 5, "work"),
     ("harness/ingest/", 5, "work"),
     ("reports/", 5, "work"),
-    ("harness/cli/", 6, "app"),
+    ("harness/cli/ab/", 6.0, "app"),
+    ("harness/cli/bisect/", 6.1, "app"),
+    ("harness/cli/micro/", 6.1, "app"),
+    ("harness/cli/", 6.2, "app"),
 ]
 SOURCE_DIRS = ("models", "variants", "harness", "reports")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-STORE_INTERFACE = ("harness/store/store.h", "harness/store/merge.h", "harness/store/push.h", "harness/store/export.h")
+STORE_INTERFACE = ("harness/store/store.h", "harness/store/run_record.h", "harness/store/merge.h",
+                   "harness/store/push.h", "harness/store/export.h")
+# What an analysis hands a report: values, no means to load or compute more.
+ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
+    "pair_analysis.h", "branch_analysis.h", "nway_analysis.h", "nightly_analysis.h", "index_analysis.h",
+    "session_analysis.h", "run_tables.h", "bisect.h", "comparison.h", "comparison_json.h", "verdict.h",
+    "run_view.h", "family.h", "missing_data.h", "baseline.h"))
+# Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
+# formats) and the statistics kernel's quantiles (so that a chart's median is the
+# verdicts' median; a box plot decides nothing).
+REPORT_MAY_INCLUDE = ANALYSIS_VALUES + ("harness/metrics/catalogue.h", "harness/stats/summary.h")
+# Headers no report may reach, however indirectly: the store itself and its backends.
+REPORT_NEVER_REACHES = ("harness/store/store.h",)
 
 
 def layer_of(path):
@@ -45,38 +74,82 @@ def layer_of(path):
     return best
 
 
-def violations(root):
-    found = []
+def sources(root):
     for top in SOURCE_DIRS:
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
-                if not f.endswith((".h", ".cpp")):
-                    continue
-                rel = os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
-                here = layer_of(rel)
-                if here is None:
-                    found.append(f"{rel}: not in any layer folder (docs/architecture.md)")
-                    continue
-                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as src:
-                    for n, line in enumerate(src, 1):
-                        m = INCLUDE.match(line)
-                        if not m:
-                            continue
-                        inc = m.group(1)
-                        there = layer_of(inc)
-                        if there is None:
-                            continue  # generated or third-party header
-                        if there[1] > here[1]:
-                            found.append(f"{rel}:{n}: {here[2]} layer includes {inc} of the higher {there[2]} layer")
-                        elif inc.startswith("reports/") and not rel.startswith(("reports/", "harness/cli/")):
-                            found.append(f"{rel}:{n}: only harness/cli/ may include reports/ ({inc})")
-                        elif rel.startswith("reports/") and inc.startswith("harness/store/"):
-                            found.append(f"{rel}:{n}: reports/ receives loaded values and never includes the store ({inc})")
-                        elif rel.startswith("harness/stats/") and not inc.startswith("harness/stats/"):
-                            found.append(f"{rel}:{n}: the statistics kernel includes only harness/stats/ ({inc})")
-                        elif (inc.startswith("harness/store/") and not rel.startswith("harness/store/")
-                              and inc not in STORE_INTERFACE):
-                            found.append(f"{rel}:{n}: outside harness/store/ only the store interface is included ({inc})")
+                if f.endswith((".h", ".cpp")):
+                    yield os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
+
+
+def includes_of(root, rel):
+    """[(line, included path)] of a file's quoted includes; [] for a file not in the tree."""
+    path = os.path.join(root, rel)
+    if not os.path.isfile(path):
+        return []
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as src:
+        for n, line in enumerate(src, 1):
+            m = INCLUDE.match(line)
+            if m:
+                out.append((n, m.group(1)))
+    return out
+
+
+def closure(root, rel, cache):
+    """Every header `rel` includes, directly or through other headers of the tree, with the chain to it."""
+    if rel in cache:
+        return cache[rel]
+    cache[rel] = {}  # cycles end here
+    found = {}
+    for _, inc in includes_of(root, rel):
+        if layer_of(inc) is None:
+            continue
+        found.setdefault(inc, [inc])
+        for deeper, chain in closure(root, inc, cache).items():
+            found.setdefault(deeper, [inc] + chain)
+    cache[rel] = found
+    return found
+
+
+def violations(root):
+    found = []
+    cache = {}
+    for rel in sources(root):
+        here = layer_of(rel)
+        if here is None:
+            found.append(f"{rel}: not in any layer folder (docs/architecture.md)")
+            continue
+        for n, inc in includes_of(root, rel):
+            there = layer_of(inc)
+            if there is None:
+                continue  # generated or third-party header
+            if rel.startswith("harness/stats/") and not inc.startswith("harness/stats/"):
+                found.append(f"{rel}:{n}: the statistics kernel includes only harness/stats/ ({inc})")
+            elif there[1] > here[1]:
+                where = "higher " + there[2] if there[2] != here[2] else f"{there[0]}, above {here[0]} in the {here[2]}"
+                found.append(f"{rel}:{n}: {here[2]} layer includes {inc} of the {where} layer")
+            elif there[1] == here[1] and there[0] != here[0] and not (
+                    rel.startswith("reports/") or inc.startswith("reports/")):
+                found.append(f"{rel}:{n}: sideways: {here[0]} and {there[0]} are peers of the {here[2]} layer "
+                             f"({inc}); move what both need below them")
+            elif inc.startswith("reports/") and not rel.startswith(("reports/", "harness/cli/")):
+                found.append(f"{rel}:{n}: only harness/cli/ may include reports/ ({inc})")
+            elif rel.startswith("reports/") and not inc.startswith("reports/") and inc not in REPORT_MAY_INCLUDE:
+                found.append(f"{rel}:{n}: reports/ receives analyses: it includes only their value headers, not {inc}")
+            elif (inc.startswith("harness/store/") and not rel.startswith("harness/store/")
+                  and inc not in STORE_INTERFACE):
+                found.append(f"{rel}:{n}: outside harness/store/ only the store interface is included ({inc})")
+        # The rules that a header may break on behalf of the file including it.
+        for inc, chain in sorted(closure(root, rel, cache).items()):
+            if len(chain) < 2:
+                continue  # direct includes were checked above
+            via = " -> ".join(chain)
+            if rel.startswith("reports/") and inc in REPORT_NEVER_REACHES:
+                found.append(f"{rel}: reports/ reaches the store through {via}")
+            elif (inc.startswith("harness/store/") and not rel.startswith("harness/store/")
+                  and inc not in STORE_INTERFACE and not any(c.startswith("harness/store/") for c in chain[:-1])):
+                found.append(f"{rel}: reaches a store backend through {via}")
     return found
 
 
@@ -87,24 +160,51 @@ def self_test():
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
-        write("harness/store/store.h", '#include "harness/base/records.h"\n')
+        write("harness/store/store.h", '#include "harness/store/run_record.h"\n')
+        write("harness/store/run_record.h", '#include "harness/base/records.h"\n')
         write("harness/base/records.h", "")
-        write("reports/pair_report.h", '#include "harness/compare/comparison.h"\n')
-        write("harness/compare/comparison.h", '#include "harness/store/store.h"\n')
+        write("harness/metrics/catalogue.h", '#include "harness/stats/trend.h"\n')
+        write("harness/stats/trend.h", "")
+        write("harness/compare/runs.h", '#include "harness/store/store.h"\n')
+        write("harness/compare/run_view.h", '#include "harness/store/run_record.h"\n')
+        write("harness/compare/pair_analysis.h", '#include "harness/compare/run_view.h"\n')
+        write("reports/pair_report.h", '#include "harness/compare/pair_analysis.h"\n')
+        write("harness/ingest/import_log.h", '#include "harness/store/store.h"\n')
+        write("harness/run/external.cpp", '#include "harness/base/records.h"\n')
         if violations(root):
             print("self-test: a clean tree was reported as violating:", violations(root))
             return 1
-        write("harness/store/bad.cpp", '#include "harness/compare/comparison.h"\n')  # records -> analysis
-        write("harness/run/bad.cpp", '#include "reports/pair_report.h"\n')  # reports outside cli
-        write("reports/bad.cpp", '#include "harness/store/store.h"\n')  # a report opening the store
-        write("harness/stats/bad.cpp", '#include "harness/metrics/catalogue.h"\n')  # the kernel reading the catalogue
-        write("harness/compare/bad.cpp", '#include "harness/store/sqlite.h"\n')  # a backend past the interface
+        planted = {
+            "harness/store/bad.cpp": '#include "harness/compare/runs.h"\n',  # records -> analysis
+            "harness/run/bad.cpp": '#include "reports/pair_report.h"\n',  # reports outside cli
+            "reports/bad.cpp": '#include "harness/store/store.h"\n',  # a report opening the store
+            "harness/stats/bad.cpp": '#include "harness/metrics/catalogue.h"\n',  # the kernel reading the catalogue
+            "harness/compare/bad.cpp": '#include "harness/store/sqlite.h"\n',  # a backend past the interface
+            "harness/run/sideways.cpp": '#include "harness/ingest/import_log.h"\n',  # a peer of the work layer
+            "reports/computes.cpp": '#include "harness/compare/runs.h"\n',  # a report loading runs
+        }
+        for rel, text in planted.items():
+            write(rel, text)
+        # A report through an allowed header that (in this planted tree) carries the store in.
+        write("harness/compare/nightly_analysis.h", '#include "harness/compare/runs.h"\n')
+        write("reports/nightly_report.h", '#include "harness/compare/nightly_analysis.h"\n')
+        # A backend reached through another folder's header.
+        write("harness/compare/leaky.h", '#include "harness/store/sqlite.h"\n')
+        write("harness/run/transitive.cpp", '#include "harness/compare/leaky.h"\n')
         got = violations(root)
-        if len(got) != 5:
-            print("self-test: planted violations not all caught:", got)
+        expected = [("harness/store/bad.cpp", "higher"), ("harness/run/bad.cpp", "only harness/cli/"),
+                    ("reports/bad.cpp", "only their value headers"), ("harness/stats/bad.cpp", "kernel"),
+                    ("harness/compare/bad.cpp", "store interface"), ("harness/run/sideways.cpp", "sideways"),
+                    ("reports/computes.cpp", "only their value headers"),
+                    ("reports/nightly_report.h", "reaches the store through"),
+                    ("harness/run/transitive.cpp", "reaches a store backend")]
+        missing = [(f, what) for f, what in expected if not any(v.startswith(f) and what in v for v in got)]
+        if missing:
+            print("self-test: planted violations not caught:", missing, "\ngot:", got)
             return 1
         print("self-test: the check catches a lower layer including a higher one, reports/ outside cli/, a report "
-              "including the store, the statistics kernel including the catalogue and a backend past the interface:")
+              "including the store or a loading header, the statistics kernel including the catalogue, a backend "
+              "past the interface, a sideways edge between peers, and the store or a backend reached transitively:")
         for v in got:
             print("  " + v)
     return 0

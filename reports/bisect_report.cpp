@@ -286,3 +286,11 @@ std::string bisect_html(const BisectResult& r) {
 }
 
 }  // namespace twinbench::reports
+
+namespace twinbench::reports {
+
+std::string BisectReport::markdown() const { return bisect_markdown(r_); }
+std::string BisectReport::json() const { return bisect_json(r_); }
+std::vector<HtmlPage> BisectReport::pages() const { return {{bisect_page_name(r_), bisect_html(r_)}}; }
+
+}  // namespace twinbench::reports

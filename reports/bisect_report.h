@@ -7,10 +7,23 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/compare/bisect.h"
+#include "reports/report.h"
 
 namespace twinbench::reports {
+
+class BisectReport : public Report {
+ public:
+  explicit BisectReport(const compare::BisectResult& result) : r_(result) {}
+  std::string markdown() const override;
+  std::string json() const override;
+  std::vector<HtmlPage> pages() const override;  // bisect-<good>-<bad>.html
+
+ private:
+  const compare::BisectResult& r_;
+};
 
 std::string bisect_text(const compare::BisectResult& result);
 std::string bisect_markdown(const compare::BisectResult& result);

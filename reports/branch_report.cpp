@@ -3,116 +3,18 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
-#include "harness/compare/drift.h"
-#include "harness/compare/sessions.h"
-#include "reports/html.h"
 #include "harness/compare/comparison_json.h"
+#include "reports/html.h"
 #include "reports/pair_report.h"
 
 namespace twinbench::reports {
 
-namespace {
-
-// Largest relative change among the metrics that carry the worst verdict.
-double worst_change(const Comparison& c) {
-  double m = 0;
-  for (const auto& x : c.metrics)
-    if (x.verdict == c.worst && x.rel_diff) m = std::max(m, std::abs(*x.rel_diff));
-  return m;
-}
-
-}  // namespace
-
-BranchReport build_branch_report(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
-                                 const CompareOptions& options) {
-  return build_branch_report(compare::select_branch_sides(all, baseline_ref, candidate_ref, compare::BaselineAt::kTip),
-                             baseline_ref, candidate_ref, variants, options);
-}
-
-BranchReport build_branch_report(compare::BranchSides sides, const std::string& baseline_ref,
-                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
-                                 const CompareOptions& options) {
-  BranchReport r;
-  r.baseline_ref = baseline_ref;
-  r.candidate_ref = candidate_ref;
-  r.baseline_how = sides.how;
-  r.baseline_commit = sides.baseline_commit;
-  // Keep both sides in one vector; remember where the candidate's start.
-  const size_t split = sides.baseline.size();
-  r.runs = std::move(sides.baseline);
-  r.runs.insert(r.runs.end(), std::make_move_iterator(sides.candidate.begin()), std::make_move_iterator(sides.candidate.end()));
-  CompareOptions o = options;
-  o.parity = false;  // same implementation: curves may differ legitimately across refs
-  // Runs made apart are not pairs (Welch); one interleaved session (ab, the
-  // branch gate) is, and its looks are paid for.
-  o.paired = sides.session;
-  o.looks = std::max(o.looks, compare::sequential_looks(r.runs));
-  std::vector<std::pair<std::string, std::vector<std::string>>> keys;  // case -> variants
-  for (const auto& name : case_names(r.runs)) {
-    std::vector<std::string> vs;
-    for (const auto& run : r.runs)
-      if (run.run.case_name == name && std::find(vs.begin(), vs.end(), run.run.variant) == vs.end() &&
-          (variants.empty() || std::find(variants.begin(), variants.end(), run.run.variant) != variants.end()))
-        vs.push_back(run.run.variant);
-    keys.emplace_back(name, std::move(vs));
-  }
-  // Like with like: per (case, implementation), the runs of each hardware both
-  // refs ran on; no hardware in common, all of them (then not comparable).
-  struct Pending {
-    std::string name, variant;
-    std::vector<const RunView*> a, b;
-  };
-  std::vector<Pending> pending;
-  for (const auto& [name, vs] : keys) {
-    for (const auto& v : vs) {
-      std::vector<const RunView*> a, b;
-      std::vector<std::string> order;  // hardware, first-seen
-      std::map<std::string, std::pair<std::vector<const RunView*>, std::vector<const RunView*>>> by_hardware;
-      for (size_t i = 0; i < r.runs.size(); ++i) {
-        const RunView& run = r.runs[i];
-        if (run.run.case_name != name || run.run.variant != v) continue;
-        (i < split ? a : b).push_back(&run);
-        auto [it, added] = by_hardware.try_emplace(run.run.hardware_fingerprint);
-        if (added) order.push_back(run.run.hardware_fingerprint);
-        (i < split ? it->second.first : it->second.second).push_back(&run);
-      }
-      std::vector<Pending> shared;
-      for (const auto& hw : order) {
-        const auto& [ha, hb] = by_hardware.at(hw);
-        if (!ha.empty() && !hb.empty()) shared.push_back({name, v, ha, hb});
-      }
-      if (shared.empty()) shared.push_back({name, v, a, b});
-      pending.insert(pending.end(), shared.begin(), shared.end());
-    }
-  }
-  // One family: every comparison's timing tests.
-  o.tests = std::max<size_t>(1, pending.size() * compare::timing_tests_per_case());
-  std::map<std::pair<std::string, std::string>, int> per_key;
-  for (const auto& p : pending) ++per_key[{p.name, p.variant}];
-  for (const auto& p : pending) {
-    auto c = compare_runs(p.name, baseline_ref, candidate_ref, p.a, p.b, o);
-    c.variant = p.variant;
-    // A fleet's machine types side by side: which one this comparison is.
-    if (per_key[{p.name, p.variant}] > 1) c.variant += " @ " + c.hardware_a;
-    r.comparisons.push_back(std::move(c));
-  }
-  std::stable_sort(r.comparisons.begin(), r.comparisons.end(), [](const Comparison& x, const Comparison& y) {
-    if (severity(x.worst) != severity(y.worst)) return severity(x.worst) > severity(y.worst);
-    return worst_change(x) > worst_change(y);
-  });
-  for (const auto& c : r.comparisons) {
-    if (c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure) ++r.regressions;
-    if (!o.paired) r.drift.push_back(compare::host_drift(c.runs_a, c.runs_b).text);
-  }
-  return r;
-}
+using compare::BranchAnalysis;
+using compare::Comparison;
+using compare::format_diff;
+using compare::RunView;
 
 std::string branch_page_name(const std::string& baseline_ref, const std::string& candidate_ref) {
   return "branch-" + safe_name(candidate_ref) + "-vs-" + safe_name(baseline_ref) + ".html";
@@ -129,7 +31,7 @@ std::string step_change(const Comparison& c) {
 
 }  // namespace
 
-std::string branch_html(const BranchReport& r) {
+std::string branch_html(const BranchAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
     rows.push_back({"<a href=\"#" + html::escape(html::slug(c.case_name + "-" + c.variant)) + "\">" +
@@ -164,7 +66,7 @@ std::string branch_html(const BranchReport& r) {
   return html::render_page(page);
 }
 
-std::string branch_markdown(const BranchReport& r) {
+std::string branch_markdown(const BranchAnalysis& r) {
   std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n{}.\n\n", r.candidate_ref,
                                 r.baseline_ref, r.regressions, r.regressions == 1 ? "" : "s", r.baseline_how);
   out += "| Case | Implementation | Worst verdict | Median s/step change [CI] | Candidate status |\n|---|---|---|---:|---|\n";
@@ -190,7 +92,7 @@ std::string branch_markdown(const BranchReport& r) {
   return out;
 }
 
-std::string branch_json(const BranchReport& r) {
+std::string branch_json(const BranchAnalysis& r) {
   nlohmann::ordered_json j;
   j["report"] = "branch";
   j["baseline"] = r.baseline_ref;
@@ -206,6 +108,16 @@ std::string branch_json(const BranchReport& r) {
     j["comparisons"].push_back(one);
   }
   return j.dump(2);
+}
+
+}  // namespace twinbench::reports
+
+namespace twinbench::reports {
+
+std::string BranchReport::markdown() const { return branch_markdown(a_); }
+std::string BranchReport::json() const { return branch_json(a_); }
+std::vector<HtmlPage> BranchReport::pages() const {
+  return {{branch_page_name(a_.baseline_ref, a_.candidate_ref), branch_html(a_)}};
 }
 
 }  // namespace twinbench::reports

@@ -1,41 +1,30 @@
-// The branch report: the same implementation and case across two git refs
-// (candidate vs baseline, each its newest runs in the store), per-metric verdicts,
-// worst regressions first. Also what `twinbench compare` gates CI on.
+// The branch report: renders a compare::BranchAnalysis — the same implementation
+// and case across two git refs, worst comparisons first — as one HTML page,
+// markdown (what `compare` prints for CI) and JSON.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "harness/compare/baseline.h"
-#include "reports/analysis.h"
+#include "harness/compare/branch_analysis.h"
+#include "reports/report.h"
 
 namespace twinbench::reports {
 
-struct BranchReport {
-  std::string baseline_ref, candidate_ref;
-  std::vector<RunView> runs;           // owns what the comparisons point to
-  std::vector<Comparison> comparisons;  // one per case x variant, worst first
-  int regressions = 0;                  // comparisons whose worst verdict is regressed or new failure
-  std::string baseline_how;  // which runs each side is (compare/baseline.h): merge-base, tip or a session
-  std::string baseline_commit;
-  // Runs made apart (not one interleaved session): how far the host drifted
-  // between the sides, one per comparison (same order); empty when paired.
-  std::vector<std::string> drift;
+class BranchReport : public Report {
+ public:
+  explicit BranchReport(const compare::BranchAnalysis& analysis) : a_(analysis) {}
+  std::string markdown() const override;
+  std::string json() const override;
+  std::vector<HtmlPage> pages() const override;
+
+ private:
+  const compare::BranchAnalysis& a_;
 };
 
-// Throws std::invalid_argument when either ref has no runs in `all`. The
-// baseline: the newest runs of its ref (compare::BaselineAt::kTip).
-BranchReport build_branch_report(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
-                                 const CompareOptions& options);
-// The sides compare::select_branch_sides chose (merge-base by default).
-BranchReport build_branch_report(compare::BranchSides sides, const std::string& baseline_ref,
-                                 const std::string& candidate_ref, const std::vector<std::string>& variants,
-                                 const CompareOptions& options);
-
 std::string branch_page_name(const std::string& baseline_ref, const std::string& candidate_ref);
-std::string branch_html(const BranchReport& report);
-std::string branch_markdown(const BranchReport& report);
-std::string branch_json(const BranchReport& report);
+std::string branch_html(const compare::BranchAnalysis& analysis);
+std::string branch_markdown(const compare::BranchAnalysis& analysis);
+std::string branch_json(const compare::BranchAnalysis& analysis);
 
 }  // namespace twinbench::reports

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
-namespace twinbench {
+#include "harness/metrics/catalogue.h"
+
+namespace twinbench::reports {
 
 namespace {
 
@@ -14,43 +16,41 @@ std::string cell(const std::optional<double>& v, const std::string& spec) {
 }
 
 // The displayed value of a metric: scaled as the catalogue says (bytes as MiB, shares as %).
-std::optional<double> shown(const metrics::Metric& m, const RunMetrics& run) {
-  const auto v = m.get(run);
+std::optional<double> scaled(const metrics::Metric& m, const std::optional<double>& v) {
   return v ? std::optional<double>(*v * m.display_scale) : std::nullopt;
 }
 
-// "regressed +8.1% [+3.0%, +13.4%]", "no change", or "" for a metric the comparison does not judge.
-std::string verdict_text(const compare::Comparison* verdicts, const std::string& metric) {
-  if (verdicts == nullptr) return "";
-  for (const auto& m : verdicts->metrics)
-    if (m.spec.name == metric)
-      return compare::to_string(m.verdict) + ((m.spec.judge == metrics::Judge::kTime || m.spec.judge == metrics::Judge::kRate) &&
-                                                      !m.change.empty()
-                                                  ? " " + m.change
-                                                  : "");
-  return "";
+// "regressed +8.1% [+3.0%, +13.4%]" for a time; a rate says whose verdict it
+// shares instead of a second figure; "no change" for the exact metrics.
+std::string console_verdict(const compare::MetricComparison& m) {
+  const std::string verdict = compare::to_string(m.verdict);
+  if (m.spec.judge == metrics::Judge::kTime && !m.change.empty()) return verdict + " " + m.change;
+  const bool judged = m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kImproved ||
+                      m.verdict == compare::Verdict::kNoChange || m.verdict == compare::Verdict::kInconclusive;
+  if (m.spec.judge == metrics::Judge::kRate && judged && !m.spec.derived_from.empty()) {
+    const metrics::Metric* time = metrics::find(m.spec.derived_from);
+    return verdict + " (as " + (time ? time->label : m.spec.derived_from) + ")";
+  }
+  return verdict;
 }
 
-}  // namespace
-
-std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& cols,
-                               const compare::Comparison* verdicts) {
-  // The catalogue's console rows: MaxView's first, then the extra figures twinbench measures.
-  const std::vector<metrics::Metric> rows = metrics::shown_in(metrics::kConsole);
-
+std::string table_text(const std::string& title, const compare::RunTable& t) {
   bool any_metrics = false;
-  for (const auto& c : cols) any_metrics |= c.metrics.has_value();
+  for (const auto& c : t.columns) any_metrics |= c.measured;
   if (!any_metrics) {
     std::string out = fmt::format("== {} ==\n", title);
-    for (const auto& c : cols) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+    for (const auto& c : t.columns) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
     return out;
   }
-  const bool diff = cols.size() == 2 && cols[0].metrics && cols[1].metrics;
+  const auto& cols = t.columns;
+  const bool diff = cols.size() == 2 && cols[0].measured && cols[1].measured;
   std::string out = fmt::format("== {} ==\n{:<15}", title, "Metric");
   for (const auto& c : cols) out += fmt::format(" {:>16}", c.variant);
   if (diff) out += fmt::format(" {:>26}", fmt::format("Diff ({} - {})", cols[1].variant, cols[0].variant));
-  const bool judged = diff && verdicts != nullptr;
-  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * verdicts->confidence));
+  const bool judged = diff && std::any_of(t.rows.begin(), t.rows.end(), [](const compare::TableRow& r) {
+    return r.verdict.has_value();
+  });
+  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * t.confidence));
   // Three or more implementations (external variants): each one's change
   // against the first column, the reference, in percent.
   const bool against_reference = cols.size() > 2;
@@ -58,33 +58,41 @@ std::string side_by_side_table(const std::string& title, const std::vector<Table
     for (size_t i = 1; i < cols.size(); ++i)
       out += fmt::format(" {:>22}", fmt::format("{} vs {}", cols[i].variant, cols[0].variant));
   out += "\n";
-  for (const auto& row : rows) {
-    if (row.shown(metrics::kWhenPresent) &&
-        std::none_of(cols.begin(), cols.end(), [&](const TableColumn& c) { return c.metrics && row.get(*c.metrics); }))
-      continue;
-    out += fmt::format("{:<15}", row.display_label.empty() ? row.label : row.display_label);
-    std::vector<std::optional<double>> values;
-    for (const auto& c : cols) {
-      values.push_back(c.metrics ? shown(row, *c.metrics) : std::nullopt);
-      out += fmt::format(" {:>16}", c.metrics ? cell(values.back(), row.format) : c.status);
-    }
-    if (diff && values[0] && values[1]) {
-      const double d = *values[1] - *values[0];
-      const std::string pct = *values[0] != 0 ? fmt::format(" ({:+.2f}%)", 100.0 * d / *values[0]) : "";
-      out += fmt::format(" {:>26}", (d >= 0 ? "+" : "") + cell(d, row.format) + pct);
+  for (const auto& row : t.rows) {
+    const auto& spec = row.spec;
+    out += fmt::format("{:<15}", spec.display_label.empty() ? spec.label : spec.display_label);
+    for (size_t i = 0; i < cols.size(); ++i)
+      out += fmt::format(" {:>16}", cols[i].measured ? cell(scaled(spec, row.values[i]), spec.format) : cols[i].status);
+    if (diff && row.diff) {
+      const std::string pct = row.rel_diff ? fmt::format(" ({:+.2f}%)", 100.0 * *row.rel_diff) : "";
+      out += fmt::format(" {:>26}", (*row.diff >= 0 ? "+" : "") + cell(scaled(spec, row.diff), spec.format) + pct);
     } else if (judged) {
       out += fmt::format(" {:>26}", "");
     }
     if (against_reference)
-      for (size_t i = 1; i < values.size(); ++i)
-        out += fmt::format(" {:>22}", values[0] && values[i] && *values[0] != 0
-                                          ? fmt::format("{:+.2f}%", 100.0 * (*values[i] - *values[0]) / *values[0])
-                                          : "-");
-    if (judged) out += "  " + verdict_text(verdicts, row.name);
+      for (const auto& rel : row.rel_to_reference)
+        out += fmt::format(" {:>22}", rel ? fmt::format("{:+.2f}%", 100.0 * *rel) : "-");
+    if (judged && row.verdict) out += "  " + console_verdict(*row.verdict);
     out += "\n";
   }
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+  return out;
+}
+
+}  // namespace
+
+std::string run_tables_text(const compare::RunTables& tables, const std::map<std::string, std::string>& notes) {
+  std::string out;
+  for (const auto& t : tables.tables) {
+    const bool measured = std::any_of(t.columns.begin(), t.columns.end(), [](const auto& c) { return c.measured; });
+    std::string title = t.runs_per_column > 1 && measured
+                            ? fmt::format("{} (median of {} repeats)", t.case_name, t.runs_per_column)
+                            : t.case_name;
+    if (const auto it = notes.find(t.case_name); it != notes.end() && measured)
+      title = fmt::format("{} ({})", t.case_name, it->second);
+    out += table_text(title, t) + "\n";
+  }
   return out;
 }
 
@@ -107,4 +115,4 @@ std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, 
   return out;
 }
 
-}  // namespace twinbench
+}  // namespace twinbench::reports

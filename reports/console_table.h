@@ -1,28 +1,21 @@
-// The side-by-side table of one case in MaxView's layout: a column per
-// implementation, a Diff column (second minus first) and, given a comparison, a
-// Verdict column, for terminals and logs.
+// The console rendering of compare::RunTables: per case the side-by-side table
+// in MaxView's layout — a column per implementation, a Diff column (second
+// minus first) and, for two implementations, a Verdict column; with more, each
+// one's change against the first — for terminals and logs. And the adaptive
+// matrix's summary under the tables.
 #pragma once
 
-#include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "harness/compare/comparison.h"
-#include "harness/metrics/catalogue.h"
+#include "harness/compare/run_tables.h"
 
-namespace twinbench {
+namespace twinbench::reports {
 
-struct TableColumn {
-  std::string variant;
-  std::string status;  // completed, diverged, skipped, failed
-  std::string reason;  // why skipped / failed
-  std::optional<RunMetrics> metrics;
-};
-
-// With `verdicts` (the second column against the first, harness/compare), a
-// Verdict column: each judged metric's verdict and its change with the interval.
-std::string side_by_side_table(const std::string& title, const std::vector<TableColumn>& columns,
-                               const compare::Comparison* verdicts = nullptr);
+// `notes`: per case, what the title says instead of "median of N repeats" (an
+// adaptive matrix: "6 interleaved pairs, decisive after 6 pairs").
+std::string run_tables_text(const compare::RunTables& tables, const std::map<std::string, std::string>& notes = {});
 
 // One case of an adaptive matrix (run/adaptive.h), for the summary under the tables.
 struct PairsRow {
@@ -38,4 +31,4 @@ struct PairsRow {
 // pairs, step-time verdict and change, why it stopped, seconds.
 std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence);
 
-}  // namespace twinbench
+}  // namespace twinbench::reports

@@ -3,9 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "harness/compare/comparison_json.h"
 #include "reports/html.h"
@@ -13,6 +11,10 @@
 #include "reports/svg.h"
 
 namespace twinbench::reports {
+
+using compare::format_diff;
+using compare::NwayAnalysis;
+using compare::RunView;
 
 namespace {
 
@@ -35,7 +37,7 @@ std::string against_cell(const compare::MetricComparison& m) {
          html::escape(change_text(m)) + "</small> " + html::badge(compare::to_string(m.verdict));
 }
 
-std::string status_line(const NwayCase& c) {
+std::string status_line(const compare::NwayCase& c) {
   if (c.against.empty()) return "";
   const auto& first = c.against.front();
   std::string out = "<p>" + html::escape(first.label_a) + ": " + html::badge(first.status_a);
@@ -47,7 +49,7 @@ std::string status_line(const NwayCase& c) {
   return out + fmt::format(" &nbsp; repeats: {}</p>", first.runs_a.size());
 }
 
-std::string metrics_table(const NwayCase& c) {
+std::string metrics_table(const compare::NwayCase& c) {
   const auto& first = c.against.front();
   std::vector<std::string> head = {"Metric", html::escape(first.label_a + " (reference)")};
   for (const auto& x : c.against)
@@ -70,7 +72,7 @@ std::string metrics_table(const NwayCase& c) {
   return html::table(head, rows, "maxview");
 }
 
-std::string loss_curves(const NwayCase& c) {
+std::string loss_curves(const compare::NwayCase& c) {
   std::vector<html::Series> series;
   const auto add = [&](const std::string& label, const std::vector<const RunView*>& runs) {
     if (runs.empty()) return;
@@ -94,7 +96,7 @@ std::string loss_curves(const NwayCase& c) {
 }
 
 // Cases down, implementations across: each cell the worst verdict and the median step-time change.
-std::string summary_grid(const NwayReport& r) {
+std::string summary_grid(const NwayAnalysis& r) {
   std::vector<std::string> head = {"Case"};
   for (size_t i = 1; i < r.variants.size(); ++i) head.push_back(html::escape(r.variants[i] + " vs " + r.reference));
   std::vector<std::vector<std::string>> rows;
@@ -115,44 +117,7 @@ std::string summary_grid(const NwayReport& r) {
 
 }  // namespace
 
-NwayReport build_nway_report(std::vector<RunView> runs, const std::string& group_id, const std::string& reference,
-                             const std::vector<std::string>& variants, const CompareOptions& options) {
-  NwayReport r;
-  r.group_id = group_id;
-  r.reference = reference;
-  r.runs = std::move(runs);
-  r.variants = {reference};
-  const auto wanted = [&](const std::string& v) {
-    return variants.empty() || std::find(variants.begin(), variants.end(), v) != variants.end();
-  };
-  for (const auto& run : r.runs)
-    if (wanted(run.run.variant) && std::find(r.variants.begin(), r.variants.end(), run.run.variant) == r.variants.end())
-      r.variants.push_back(run.run.variant);
-  for (const auto& v : variants)  // asked for but never run: shown as missing
-    if (std::find(r.variants.begin(), r.variants.end(), v) == r.variants.end()) r.variants.push_back(v);
-  if (std::none_of(r.runs.begin(), r.runs.end(), [&](const RunView& v) { return v.run.variant == reference; }))
-    throw std::invalid_argument(fmt::format("--reference: no run of '{}' in group {}", reference, group_id));
-  if (r.variants.size() < 2)
-    throw std::invalid_argument(fmt::format("group {} has no implementation besides the reference '{}'", group_id,
-                                            reference));
-  const auto names = case_names(r.runs);
-  CompareOptions o = options;
-  // One matrix invocation runs every implementation repeat by repeat: interleaved
-  // pairs. One family: every case's timing tests against every implementation.
-  o.paired = true;
-  o.tests = std::max<size_t>(1, names.size() * (r.variants.size() - 1) * compare::timing_tests_per_case());
-  for (const auto& name : names) {
-    NwayCase c;
-    c.case_name = name;
-    for (size_t i = 1; i < r.variants.size(); ++i)
-      c.against.push_back(compare_runs(name, reference, r.variants[i], select(r.runs, name, reference),
-                                       select(r.runs, name, r.variants[i]), o));
-    r.cases.push_back(std::move(c));
-  }
-  return r;
-}
-
-std::string nway_html(const NwayReport& r) {
+std::string nway_html(const NwayAnalysis& r) {
   std::string body = html::section("summary", "Every implementation against " + r.reference, summary_grid(r));
   for (const auto& c : r.cases) {
     std::string section = status_line(c) + metrics_table(c) + html::legend(r.reference, "each implementation") +
@@ -176,7 +141,7 @@ std::string nway_html(const NwayReport& r) {
   return html::render_page(page);
 }
 
-std::string nway_markdown(const NwayReport& r) {
+std::string nway_markdown(const NwayAnalysis& r) {
   std::string out = fmt::format("## twinbench N-way report: every implementation against {}\n\nGroup `{}`.\n\n",
                                 r.reference, r.group_id);
   out += "| Case |";
@@ -220,7 +185,7 @@ std::string nway_markdown(const NwayReport& r) {
   return out;
 }
 
-std::string nway_json(const NwayReport& r) {
+std::string nway_json(const NwayAnalysis& r) {
   nlohmann::ordered_json j;
   j["report"] = "nway";
   j["group_id"] = r.group_id;
@@ -236,5 +201,13 @@ std::string nway_json(const NwayReport& r) {
   }
   return j.dump(2);
 }
+
+}  // namespace twinbench::reports
+
+namespace twinbench::reports {
+
+std::string NwayReport::markdown() const { return nway_markdown(a_); }
+std::string NwayReport::json() const { return nway_json(a_); }
+std::vector<HtmlPage> NwayReport::pages() const { return {{"nway.html", nway_html(a_)}}; }
 
 }  // namespace twinbench::reports

@@ -2,20 +2,22 @@
 #include "reports/pair_report.h"
 
 #include "harness/compare/comparison_json.h"
-#include "harness/compare/sessions.h"
-#include "harness/base/hardware.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "reports/html.h"
 #include "reports/svg.h"
 
 namespace twinbench::reports {
+
+using compare::Comparison;
+using compare::format_diff;
+using compare::PairAnalysis;
+using compare::RunView;
 
 namespace {
 
@@ -105,45 +107,10 @@ std::string safe_name(const std::string& text) {
 
 std::string pair_page_name(const std::string& case_name) { return "pair-" + safe_name(case_name) + ".html"; }
 
-std::string ref_label(const RunView& run) {
-  return fmt::format("{} {}{}", short_commit(run.run.git_commit), run.run.git_branch,
-                     run.run.provenance_json.find("\"git_dirty\":true") != std::string::npos ? " (dirty)" : "");
-}
-
-PairReport build_pair_report(std::vector<RunView> runs, const std::string& group_id, const std::string& a,
-                             const std::string& b, const CompareOptions& options) {
-  PairReport report;
-  report.group_id = group_id;
-  report.variant_a = a;
-  report.variant_b = b;
-  report.runs = std::move(runs);
-  const auto names = case_names(report.runs);
-  CompareOptions o = options;
-  // One matrix invocation runs the implementations repeat by repeat (A B, A B, ...):
-  // interleaved pairs. One family: every case's timing tests of this report.
-  o.paired = true;
-  o.tests = std::max<size_t>(1, names.size() * compare::timing_tests_per_case());
-  // An adaptive matrix looked at its pairs several times: every interval pays for those looks too.
-  o.looks = std::max(o.looks, compare::sequential_looks(report.runs));
-  for (const auto& name : names)
-    report.cases.push_back(compare_runs(name, a, b, select(report.runs, name, a), select(report.runs, name, b), o));
-  return report;
-}
-
-size_t pairs_of(const Comparison& c) {
-  if (!c.paired) return 0;
-  std::set<int> a;
-  for (const auto* r : c.runs_a) a.insert(r->run.repeat_index);
-  std::set<int> both;
-  for (const auto* r : c.runs_b)
-    if (a.count(r->run.repeat_index)) both.insert(r->run.repeat_index);
-  return both.size();
-}
-
 std::string runs_text(const Comparison& c) {
-  const size_t pairs = pairs_of(c);
+  const size_t pairs = c.pairs;
   if (pairs > 0) {
-    const size_t looks = compare::sequential_looks(c.runs_a, c.runs_b);
+    const size_t looks = c.sequential_looks;
     return fmt::format("{} interleaved pair{}{}", pairs, pairs == 1 ? "" : "s",
                        looks > 0 ? fmt::format(" (adaptive: {} looks)", looks) : std::string());
   }
@@ -168,43 +135,23 @@ std::string comparison_table_html(const Comparison& c) {
 }
 
 std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled) {
+  const compare::ProvenanceTable t = compare::provenance_table(labelled);
   std::vector<std::string> header = {"Field"};
-  for (const auto& [label, run] : labelled) header.push_back(html::escape(label));
-  std::vector<std::string> fields = {"git_commit", "git_branch", "git_dirty", "labels_overridden", "libtorch_version",
-                                     "compiler", "device_name", "threads", "omp_wait_policy", "openblas_coretype",
-                                     "world_size", "dist_backend", "host", "load_average", "quant_backend",
-                                     "hardware_fingerprint", "cpu_model", "cpu_cores"};
-  std::vector<nlohmann::json> provs;
-  for (const auto& [label, run] : labelled)
-    provs.push_back(nlohmann::json::parse(run->run.provenance_json, nullptr, false));
-  // The GPU part of the hardware fingerprint (base/hardware.h), where a run has it.
-  for (const char* f : hardware_gpu_keys())
-    if (std::any_of(provs.begin(), provs.end(), [&](const nlohmann::json& p) { return p.is_object() && p.contains(f); }))
-      fields.push_back(f);
+  for (const auto& label : t.labels) header.push_back(html::escape(label));
   std::vector<std::vector<std::string>> rows;
-  for (const std::string& f : fields) {
-    std::vector<std::string> row = {html::escape(f)};
-    for (const auto& p : provs) {
-      const std::string v = p.is_object() && p.contains(f) ? (p[f].is_string() ? p[f].get<std::string>() : p[f].dump()) : "-";
-      row.push_back(html::escape(v));
-    }
+  for (const auto& [field, cells] : t.rows) {
+    std::vector<std::string> row = {html::escape(field)};
+    for (const auto& cell : cells) row.push_back(html::escape(cell));
     rows.push_back(std::move(row));
   }
-  std::vector<std::string> started = {"started_at"}, ids = {"run_id"};
-  for (const auto& [label, run] : labelled) {
-    started.push_back(html::escape(run->run.started_at));
-    ids.push_back(html::escape(run->run.run_id));
-  }
-  rows.push_back(started);
-  rows.push_back(ids);
   std::string out = html::table(header, rows, "provenance");
-  for (const auto& [label, run] : labelled)
-    out += "<details><summary>Resolved config of " + html::escape(label) + "</summary><pre>" +
-           html::escape(nlohmann::json::parse(run->run.config_json, nullptr, false).dump(2)) + "</pre></details>";
+  for (size_t i = 0; i < t.labels.size(); ++i)
+    out += "<details><summary>Resolved config of " + html::escape(t.labels[i]) + "</summary><pre>" +
+           html::escape(t.configs[i]) + "</pre></details>";
   return out;
 }
 
-std::string pair_case_html(const PairReport& report, size_t index) {
+std::string pair_case_html(const PairAnalysis& report, size_t index) {
   const Comparison& c = report.cases.at(index);
   std::string nav;
   nav += index > 0 ? html::link(pair_page_name(report.cases[index - 1].case_name),
@@ -253,7 +200,7 @@ std::string pair_case_html(const PairReport& report, size_t index) {
   html::Page page;
   page.title = "twinbench · " + c.case_name;
   page.subtitle = fmt::format("Case {} · {} vs {}{}", c.case_name, c.label_a, c.label_b,
-                              any ? " · " + ref_label(*any) : std::string());
+                              any ? " · " + compare::ref_label(*any) : std::string());
   page.nav_html = nav;
   page.body_html = body;
   page.footer_text = "group " + report.group_id;
@@ -270,7 +217,7 @@ std::string comparison_markdown(const Comparison& c) {
   return out;
 }
 
-std::string pair_markdown(const PairReport& r) {
+std::string pair_markdown(const PairAnalysis& r) {
   std::string out = fmt::format("## twinbench pair report: {} vs {}\n\nGroup `{}`.\n\n", r.variant_a, r.variant_b,
                                 r.group_id);
   out += "| Case | Status | Pairs | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---:|---|---:|---|\n";
@@ -283,7 +230,7 @@ std::string pair_markdown(const PairReport& r) {
                                         : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, pairs_of(c), compare::to_string(c.worst),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, c.pairs, compare::to_string(c.worst),
                        step, parity);
   }
   // Every metric of every case (the MaxView table), as the HTML page shows it.
@@ -291,7 +238,7 @@ std::string pair_markdown(const PairReport& r) {
   return out;
 }
 
-std::string pair_json(const PairReport& r) {
+std::string pair_json(const PairAnalysis& r) {
   nlohmann::ordered_json j;
   j["report"] = "pair";
   j["group_id"] = r.group_id;
@@ -300,11 +247,24 @@ std::string pair_json(const PairReport& r) {
   j["cases"] = nlohmann::ordered_json::array();
   for (const auto& c : r.cases) {
     auto one = compare::to_json(c);
-    one["pairs"] = pairs_of(c);  // interleaved pairs (an adaptive matrix: how many it took)
-    one["sequential_looks"] = compare::sequential_looks(c.runs_a, c.runs_b);
+    one["pairs"] = c.pairs;  // interleaved pairs (an adaptive matrix: how many it took)
+    one["sequential_looks"] = c.sequential_looks;
     j["cases"].push_back(one);
   }
   return j.dump(2);
+}
+
+}  // namespace twinbench::reports
+
+namespace twinbench::reports {
+
+std::string PairReport::markdown() const { return pair_markdown(a_); }
+std::string PairReport::json() const { return pair_json(a_); }
+
+std::vector<HtmlPage> PairReport::pages() const {
+  std::vector<HtmlPage> out;
+  for (size_t i = 0; i < a_.cases.size(); ++i) out.push_back({pair_page_name(a_.cases[i].case_name), pair_case_html(a_, i)});
+  return out;
 }
 
 }  // namespace twinbench::reports

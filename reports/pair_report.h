@@ -1,47 +1,47 @@
-// The pair report: per case, implementation A vs B from one run group — the MaxView
-// table with a Diff column and verdicts, overlaid loss curves, step-time
-// distributions, provenance and case navigation. HTML (a page per case), markdown
-// and JSON renderings of the same model.
+// The pair report: renders a compare::PairAnalysis — per case the MaxView table
+// with a Diff column and verdicts, overlaid loss curves, step-time
+// distributions, provenance and case navigation — as HTML (a page per case),
+// markdown and JSON. Also the pieces the other reports reuse for a comparison
+// (its table, its provenance).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "reports/analysis.h"
+#include "harness/compare/pair_analysis.h"
+#include "reports/report.h"
 
 namespace twinbench::reports {
 
-struct PairReport {
-  std::string group_id;
-  std::string variant_a, variant_b;
-  std::vector<RunView> runs;            // owns what the comparisons point to
-  std::vector<Comparison> cases;        // case order of the group
-};
+class PairReport : public Report {
+ public:
+  explicit PairReport(const compare::PairAnalysis& analysis) : a_(analysis) {}
+  std::string markdown() const override;
+  std::string json() const override;
+  std::vector<HtmlPage> pages() const override;  // one per case
+  std::string shown_page() const override { return "index.html"; }
 
-// `runs` are the runs of one group (see load_runs / resolve_group).
-PairReport build_pair_report(std::vector<RunView> runs, const std::string& group_id, const std::string& variant_a,
-                             const std::string& variant_b, const CompareOptions& options);
+ private:
+  const compare::PairAnalysis& a_;
+};
 
 // File name of a case's page: "pair-<case>.html" with unsafe characters replaced.
 std::string pair_page_name(const std::string& case_name);
 // One self-contained HTML page for cases[index] (navigation links to its neighbours).
-std::string pair_case_html(const PairReport& report, size_t index);
-std::string pair_markdown(const PairReport& report);
-std::string pair_json(const PairReport& report);
+std::string pair_case_html(const compare::PairAnalysis& analysis, size_t index);
+std::string pair_markdown(const compare::PairAnalysis& analysis);
+std::string pair_json(const compare::PairAnalysis& analysis);
 
-// Shared by the page renderers: "<commit short> <branch>[ dirty]" of a run.
-std::string ref_label(const RunView& run);
 // A provenance table for the given runs (git, versions, device, threads, load, config).
-std::string provenance_html(const std::vector<std::pair<std::string, const RunView*>>& labelled_runs);
-// Interleaved pairs of a comparison made as pairs (repeat indices both sides have), else 0.
-size_t pairs_of(const Comparison& c);
+std::string provenance_html(const std::vector<std::pair<std::string, const compare::RunView*>>& labelled_runs);
 // "7 interleaved pairs (adaptive: 6 looks)" or "3 vs 3 runs".
-std::string runs_text(const Comparison& c);
+std::string runs_text(const compare::Comparison& c);
 // The MaxView table of a comparison (Metric | A | B | Diff | Change [CI] | Verdict badge),
 // a line naming A and B above it and every verdict's explanation folded below it.
-std::string comparison_table_html(const Comparison& c);
+std::string comparison_table_html(const compare::Comparison& c);
 // Markdown table of a comparison's metrics.
-std::string comparison_markdown(const Comparison& c);
+std::string comparison_markdown(const compare::Comparison& c);
 // Safe file-name fragment.
 std::string safe_name(const std::string& text);
 

@@ -23,6 +23,7 @@
 #include "harness/run/runner.h"
 #include "harness/store/store.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/compare/run_tables.h"
 #include "reports/console_table.h"
 #include "variants/registry.h"
 
@@ -137,71 +138,40 @@ nlohmann::ordered_json run_json(const RunOutcome& r) {
   return j;
 }
 
-// One table per case: per variant the repeat with the median mean step time.
-// A finished run as the comparisons read it (harness/compare): its metrics and repeat.
-compare::RunView view_of(const RunOutcome& r) {
+// A finished run as the analyses read it (harness/compare): its row, its metrics.
+compare::RunView view_of(const RunOutcome& r, const std::string& group_id) {
   compare::RunView v;
+  v.run.run_id = r.run_id;
+  v.run.group_id = group_id;
   v.run.case_name = r.case_name;
   v.run.variant = r.variant;
   v.run.repeat_index = r.repeat;
   v.run.status = r.status;
+  v.run.reason = r.reason;
+  v.run.config_json = r.config_json;
+  v.run.provenance_json = r.provenance_json;
   if (r.metrics)
     for (const auto& [name, value] : metrics::to_list(*r.metrics)) v.metrics[name] = value;
   return v;
 }
 
-// `adaptive` (matrix --adaptive): how many pairs each case took, and the looks its intervals pay for.
+// One table per case, the reference first (compare/run_tables.h: the verdicts of
+// `report pair` / `report nway` over the same runs); an adaptive matrix's notes
+// in the titles and its summary below.
 void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants,
-                  const AdaptiveResult* adaptive = nullptr) {
-  std::vector<std::string> cases;
-  for (const auto& r : outcomes)
-    if (std::find(cases.begin(), cases.end(), r.case_name) == cases.end()) cases.push_back(r.case_name);
-  // The second implementation against the first, run by run (the matrix interleaves
-  // them repeat by repeat: paired); one false-alarm budget for the whole table.
+                  const std::string& group_id, const AdaptiveResult* adaptive = nullptr) {
   std::vector<compare::RunView> views;
-  for (const auto& r : outcomes) views.push_back(view_of(r));
-  compare::CompareOptions options;
-  options.paired = true;
-  options.parity = false;
-  options.tests = std::max<size_t>(1, cases.size() * compare::timing_tests_per_case());
-  if (adaptive) options.looks = adaptive->looks;
-  for (const auto& c : cases) {
-    std::optional<compare::Comparison> verdicts;
-    if (variants.size() == 2)
-      verdicts = compare::compare_runs(c, variants[0], variants[1], compare::select(views, c, variants[0]),
-                                       compare::select(views, c, variants[1]), options);
-    std::vector<TableColumn> columns;
-    for (const auto& v : variants) {
-      std::vector<const RunOutcome*> runs;
-      for (const auto& r : outcomes)
-        if (r.case_name == c && r.variant == v) runs.push_back(&r);
-      if (runs.empty()) continue;
-      std::vector<const RunOutcome*> measured;
-      for (const auto* r : runs)
-        if (r->metrics && r->status == RunStatus::completed) measured.push_back(r);
-      const RunOutcome* pick = runs.front();
-      if (!measured.empty()) {
-        std::sort(measured.begin(), measured.end(), [](const RunOutcome* a, const RunOutcome* b) {
-          return a->metrics->step_time.mean < b->metrics->step_time.mean;
-        });
-        pick = measured[measured.size() / 2];
-      }
-      columns.push_back({v, std::string(to_string(pick->status)), pick->reason, pick->metrics});
-    }
-    const size_t repeats = std::count_if(outcomes.begin(), outcomes.end(),
-                                         [&](const RunOutcome& r) { return r.case_name == c; }) / std::max<size_t>(1, columns.size());
-    const bool measured = std::any_of(columns.begin(), columns.end(), [](const TableColumn& t) { return t.metrics.has_value(); });
-    std::string title = repeats > 1 && measured ? fmt::format("{} (median of {} repeats)", c, repeats) : c;
-    if (adaptive)
-      for (const auto& p : adaptive->cases)
-        if (p.case_name == c && measured)
-          title = fmt::format("{} ({} interleaved pair{}, {})", c, p.pairs, p.pairs == 1 ? "" : "s", p.stopped_because);
-    std::cout << side_by_side_table(title, columns, verdicts ? &*verdicts : nullptr) << "\n";
-  }
+  for (const auto& r : outcomes) views.push_back(view_of(r, group_id));
+  const auto tables = compare::analyze_run_tables(std::move(views), variants, compare::CompareOptions{});
+  std::map<std::string, std::string> notes;
+  if (adaptive)
+    for (const auto& p : adaptive->cases)
+      notes[p.case_name] = fmt::format("{} interleaved pair{}, {}", p.pairs, p.pairs == 1 ? "" : "s", p.stopped_because);
+  std::cout << reports::run_tables_text(tables, notes);
   if (adaptive) {
-    std::vector<PairsRow> rows;
+    std::vector<reports::PairsRow> rows;
     for (const auto& p : adaptive->cases) rows.push_back({p.case_name, p.pairs, p.verdict, p.change, p.stopped_because, p.seconds});
-    std::cout << adaptive_summary(rows, adaptive->seconds, adaptive->confidence) << "\n";
+    std::cout << reports::adaptive_summary(rows, adaptive->seconds, adaptive->confidence) << "\n";
   }
 }
 
@@ -315,7 +285,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     auto columns = variants;  // the reference first: the Diff / "vs" columns are against it
     if (const auto ref = std::find(columns.begin(), columns.end(), o.reference); ref != columns.end())
       std::rotate(columns.begin(), ref, ref + 1);
-    print_tables(outcomes, columns, adaptive ? &*adaptive : nullptr);
+    print_tables(outcomes, columns, options.group_id, adaptive ? &*adaptive : nullptr);
     if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
                                      outcomes.size() == 1 ? "run" : "runs", db->path(), options.group_id);
   }

@@ -60,6 +60,7 @@ void add_matrix_command(CLI::App& app, int& exit_code);
 void add_runs_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_db_commands(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);  // cmd_export.cpp
 // `db import-micro` (cmd_micro_import.cpp), registered under `db` by add_db_commands.
 void add_import_micro_command(CLI::App& db, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);

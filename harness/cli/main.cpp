@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   add_runs_command(app, exit_code);
   add_calibrate_command(app, exit_code);
   add_db_commands(app, exit_code);
+  add_export_command(app, exit_code);
   add_report_command(app, exit_code);
   add_compare_command(app, exit_code);
   add_ab_command(app, exit_code);

@@ -1,6 +1,8 @@
 // Choosing the sides of a branch comparison (see baseline.h).
 #include "harness/compare/baseline.h"
 
+#include "harness/compare/runs.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/compare/runs.h"
+#include "harness/compare/run_view.h"
 
 namespace twinbench::compare {
 

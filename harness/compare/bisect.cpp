@@ -1,10 +1,13 @@
 // Bisection rules and the judgement of a stored probe session (see bisect.h).
 #include "harness/compare/bisect.h"
 
+#include "harness/compare/session_analysis.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace twinbench::compare {
@@ -131,23 +134,15 @@ SessionJudgement judge_session(std::vector<RunView> runs, const std::string& lab
   std::sort(good.begin(), good.end(), by_start);
   std::sort(probe.begin(), probe.end(), by_start);
   j.rounds = std::min(good.size(), probe.size());
-  std::vector<const RunView*> runs_good, runs_probe;
-  for (size_t k = 0; k < j.rounds; ++k) {
-    runs[good[k]].run.repeat_index = runs[probe[k]].run.repeat_index = static_cast<int>(k);
-    runs_good.push_back(&runs[good[k]]);
-    runs_probe.push_back(&runs[probe[k]]);
-  }
-  CompareOptions o;
-  if (threshold) o.thresholds[metric.name] = *threshold;
-  o.family_confidence = 1 - alpha;
-  o.tests = timing_tests_per_case();  // as the session's looks counted them
-  o.looks = std::max<size_t>(1, looks);
-  o.paired = true;
-  o.parity = false;
-  const std::string case_name = j.rounds > 0 ? runs_probe.front()->run.case_name : "";
-  const Comparison c = compare_runs(case_name, label_good, label_probe, runs_good, runs_probe, o);
-  j.confidence = c.confidence;
-  for (const MetricComparison& m : c.metrics) {
+  std::vector<std::pair<std::string, std::string>> rounds;
+  for (size_t k = 0; k < j.rounds; ++k) rounds.emplace_back(runs[good[k]].run.run_id, runs[probe[k]].run.run_id);
+  std::map<std::string, double> thresholds;
+  if (threshold) thresholds[metric.name] = *threshold;
+  // One comparison, looked at as often as the session allowed itself.
+  const SessionAnalysis s =
+      analyze_session(std::move(runs), rounds, label_good, label_probe, thresholds, family_of(1 - alpha, 1, looks));
+  j.confidence = s.confidence;
+  for (const MetricComparison& m : s.comparison.metrics) {
     if (m.spec.name != metric.name) continue;
     j.verdict = m.verdict;
     j.estimate = m.estimate;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
-#include "harness/compare/runs.h"
+#include "harness/compare/run_view.h"
 #include "harness/compare/verdict.h"
 #include "harness/stats/interval.h"
 

@@ -2,31 +2,19 @@
 #include "harness/compare/comparison.h"
 
 #include "harness/compare/loss_rule.h"
+#include "harness/compare/sessions.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <cmath>
 #include <set>
 
 #include "harness/base/hardware.h"
+#include "harness/stats/summary.h"
 
 namespace twinbench::compare {
-
-size_t timing_tests_per_case() {
-  size_t n = 0;
-  for (const auto& m : metrics::catalogue())
-    if (m.judge == metrics::Judge::kTime) ++n;
-  return n;
-}
-
-std::vector<const RunView*> select(const std::vector<RunView>& runs, const std::string& case_name,
-                                   const std::string& variant) {
-  std::vector<const RunView*> out;
-  for (const auto& r : runs)
-    if (r.run.case_name == case_name && r.run.variant == variant) out.push_back(&r);
-  return out;
-}
 
 namespace {
 
@@ -76,7 +64,15 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
   const auto specs = reference ? specs_for(*reference, o.thresholds)
                                : metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);
   c.paired = o.paired;
-  c.confidence = stats::per_test_confidence(o.family_confidence, std::max<size_t>(1, o.tests), std::max<size_t>(1, o.looks));
+  c.confidence = o.family.per_test_confidence();
+  c.sequential_looks = sequential_looks(c.runs_a, c.runs_b);
+  if (c.paired) {
+    std::set<int> repeats_a, both;
+    for (const auto* r : c.runs_a) repeats_a.insert(r->run.repeat_index);
+    for (const auto* r : c.runs_b)
+      if (repeats_a.count(r->run.repeat_index)) both.insert(r->run.repeat_index);
+    c.pairs = both.size();
+  }
   JudgeOptions judge;
   judge.confidence = c.confidence;
   judge.paired = o.paired;
@@ -151,6 +147,43 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
     c.parity = stats::loss_parity(c.runs_a.front()->losses(), c.runs_b.front()->losses(),
                                   tolerance_of(*c.runs_a.front()));
   return c;
+}
+
+namespace {
+
+int status_rank(const std::string& s) {
+  if (s == "completed") return 0;
+  if (s == "skipped") return 1;
+  if (s == "interrupted") return 2;
+  if (s == "diverged") return 3;
+  if (s == "failed") return 4;
+  return 5;  // running
+}
+
+}  // namespace
+
+Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec) {
+  Side side;
+  if (runs.empty()) {
+    side.status = "missing";
+    return side;
+  }
+  side.status = "completed";
+  for (const auto* r : runs) {
+    const std::string s(to_string(r->run.status));
+    if (status_rank(s) > status_rank(side.status)) side.status = s;
+  }
+  // One value per run: the run (process) is the unit of replication, never
+  // pooled steps (docs/verdicts.md).
+  std::vector<double> values;
+  for (const auto* r : runs) {
+    const auto v = r->metric(spec.name);
+    side.runs.push_back(v ? *v : stats::kNaN);
+    side.repeats.push_back(r->run.repeat_index);
+    if (v && std::isfinite(*v)) values.push_back(*v);
+  }
+  if (!values.empty()) side.value = stats::median(values);
+  return side;
 }
 
 std::string format_diff(const MetricComparison& c) {

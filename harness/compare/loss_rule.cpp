@@ -1,6 +1,8 @@
 // Loss verdicts against the band of their arithmetic (see loss_rule.h).
 #include "harness/compare/loss_rule.h"
 
+#include "harness/compare/comparison.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>

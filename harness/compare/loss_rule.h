@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/compare/runs.h"
+#include "harness/compare/run_view.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/loss_bands.h"
 

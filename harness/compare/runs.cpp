@@ -17,27 +17,6 @@
 
 namespace twinbench::compare {
 
-std::optional<double> RunView::metric(const std::string& name) const {
-  const auto it = metrics.find(name);
-  return it == metrics.end() ? std::nullopt : it->second;
-}
-
-std::vector<double> RunView::steady_times() const { return steady_step_times(steps); }
-
-std::vector<double> RunView::losses() const {
-  std::vector<double> out;
-  out.reserve(steps.size());
-  for (const auto& s : steps) out.push_back(s.loss);
-  return out;
-}
-
-std::string RunView::config_value(const std::string& key) const {
-  const auto j = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains(key)) return "";
-  const auto& v = j.at(key);
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter) {
   return load_runs(db, filter, LoadOptions{});
 }
@@ -128,70 +107,6 @@ std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const s
     const auto it = newest_group.find({v.run.case_name, v.run.variant, v.run.hardware_fingerprint});
     if (it != newest_group.end() && it->second == v.run.group_id && matches_ref(v.run, ref)) out.push_back(v);
   }
-  return out;
-}
-
-namespace {
-
-int status_rank(const std::string& s) {
-  if (s == "completed") return 0;
-  if (s == "skipped") return 1;
-  if (s == "interrupted") return 2;
-  if (s == "diverged") return 3;
-  if (s == "failed") return 4;
-  return 5;  // running
-}
-
-}  // namespace
-
-Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec) {
-  Side side;
-  if (runs.empty()) {
-    side.status = "missing";
-    return side;
-  }
-  side.status = "completed";
-  for (const auto* r : runs) {
-    const std::string s(to_string(r->run.status));
-    if (status_rank(s) > status_rank(side.status)) side.status = s;
-  }
-  // One value per run: the run (process) is the unit of replication, never
-  // pooled steps (docs/verdicts.md).
-  std::vector<double> values;
-  for (const auto* r : runs) {
-    const auto v = r->metric(spec.name);
-    side.runs.push_back(v ? *v : stats::kNaN);
-    side.repeats.push_back(r->run.repeat_index);
-    if (v && std::isfinite(*v)) values.push_back(*v);
-  }
-  if (!values.empty()) side.value = stats::median(values);
-  return side;
-}
-
-bool oversubscribed(const RunView& run) {
-  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
-  return j.is_object() && j.value("oversubscribed", false);
-}
-
-bool imported(const RunView& run) {
-  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
-  return j.is_object() && j.value("source", "") == "import";
-}
-
-std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds) {
-  std::map<std::string, double> thresholds;
-  const auto j = nlohmann::json::parse(run.run.config_json, nullptr, false);
-  if (j.is_object() && j.contains("thresholds") && j["thresholds"].is_object())
-    for (const auto& [k, v] : j["thresholds"].items())
-      if (v.is_number()) thresholds[k] = v.get<double>();
-  for (const auto& [k, v] : cli_thresholds) thresholds[k] = v;
-  return metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), thresholds);
-}
-
-std::vector<std::string> case_names(const std::vector<RunView>& runs) {
-  std::vector<std::string> out;
-  for (const auto& r : runs)
-    if (std::find(out.begin(), out.end(), r.run.case_name) == out.end()) out.push_back(r.run.case_name);
   return out;
 }
 

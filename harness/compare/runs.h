@@ -1,6 +1,7 @@
-// What comparisons read: stored runs with their metrics and steps, grouped the ways
-// reports need (one matrix invocation, the latest runs of a git ref, nightly
-// history), and turned into statistical "sides" for verdicts.
+// Which stored runs an analysis reads, and reading them: one matrix invocation
+// (a group), the latest runs of a git ref, the nights of a nightly history, a
+// pair's newest runs per case. The only part of harness/compare/ that opens a
+// store; what it returns are RunViews (run_view.h).
 #pragma once
 
 #include <map>
@@ -9,21 +10,10 @@
 #include <vector>
 
 #include "harness/base/records.h"
-#include "harness/compare/verdict.h"
-#include "harness/metrics/catalogue.h"
+#include "harness/compare/run_view.h"
 #include "harness/store/store.h"
 
 namespace twinbench::compare {
-
-struct RunView {
-  store::RunRecord run;
-  store::MetricMap metrics;
-  std::vector<StepRecord> steps;  // in step order
-  std::optional<double> metric(const std::string& name) const;
-  std::vector<double> steady_times() const;  // steady-state step times (docs/metrics.md)
-  std::vector<double> losses() const;        // training loss per step
-  std::string config_value(const std::string& key) const;  // from the stored resolved config, "" if absent
-};
 
 // All runs matching `filter` (oldest first), with metrics and steps.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter = {});
@@ -60,23 +50,6 @@ std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref,
 // For each (case, variant, hardware fingerprint): the runs of the newest group
 // whose runs match `ref`.
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref);
-
-// The statistical side of `runs` (repeats of one case x variant) for one
-// metric: one value per run (NaN where a run lacks it) with its repeat index,
-// value = median over the runs that have it, status = the worst among the runs.
-Side side_of(const std::vector<const RunView*>& runs, const metrics::Metric& spec);
-
-// Whether the run was marked as started on an oversubscribed host (more
-// processes x threads than cores): its times are not performance figures.
-bool oversubscribed(const RunView& run);
-// Whether the run was imported from another tool's log (`twinbench import`).
-bool imported(const RunView& run);
-
-// Thresholds a case asks for (measure.* keys in its stored config) on top of the defaults.
-std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds);
-
-// Case names in first-seen order.
-std::vector<std::string> case_names(const std::vector<RunView>& runs);
 
 // What `report pair --a A --b B` compares, and the label of where it came from.
 struct PairSelection {

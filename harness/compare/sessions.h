@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "harness/compare/runs.h"
+#include "harness/compare/run_view.h"
 
 namespace twinbench::compare {
 

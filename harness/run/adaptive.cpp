@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "harness/base/interrupt.h"
-#include "harness/compare/comparison.h"
+#include "harness/compare/family.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/run/runner.h"
 #include "harness/stats/interval.h"
@@ -50,9 +50,9 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
   AdaptiveResult res;
   const stats::SequentialPlan plan = stats::default_plan(a.max_pairs);
   res.looks = plan.looks.size();
-  // One family: every case's timing tests of every implementation against the reference.
-  const size_t tests = configs.size() * compare::timing_tests_per_case() * (variants.size() - 1);
-  res.confidence = stats::per_test_confidence(1 - a.alpha, std::max<size_t>(1, tests), res.looks);
+  // One family: every case of every implementation against the reference, at every look.
+  res.confidence = compare::family_of(1 - a.alpha, configs.size() * (variants.size() - 1), res.looks)
+                       .per_test_confidence();
   options.sequential_looks = static_cast<int>(res.looks);
   std::mt19937_64 order(a.seed != 0 ? a.seed : static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
   const auto start = Clock::now();

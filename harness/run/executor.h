@@ -35,6 +35,9 @@ struct RunOutcome {
   std::string reason;
   std::optional<RunMetrics> metrics;  // absent for skipped runs and failures before step 0
   std::vector<std::pair<std::string, std::optional<double>>> extra_metrics;  // scenario-specific (int8 export)
+  // What the store holds of the run beside its metrics, so that the tables after
+  // `run` judge it as the reports do (loss bands by its arithmetic, looks, hardware).
+  std::string config_json = "{}", provenance_json = "{}";
 };
 
 // `twinbench profile`: in-process runs observe their ops from step `from_step` on

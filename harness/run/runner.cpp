@@ -65,7 +65,7 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
-  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}};
+  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}"};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   describe_device(o.device, prov);
@@ -82,6 +82,8 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.device_kind = o.device.is_cuda() ? "cuda" : "cpu";
   if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
+  out.config_json = record.config_json;
+  out.provenance_json = record.provenance_json;
 
   const std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
                                                         : choice.skip_reason;

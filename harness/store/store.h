@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/base/records.h"
+#include "harness/store/run_record.h"
 
 namespace twinbench::store {
 
@@ -53,47 +54,6 @@ bool is_server_location(const std::string& location);
 // The store named by --db when none is given: $TWINBENCH_DB, else "twinbench.db".
 std::string default_location();
 
-// One row of `runs`. begin_run() ignores status, reason and finished_at.
-struct RunRecord {
-  std::string run_id;   // empty: begin_run() generates a uuid v4
-  std::string group_id;  // e.g. one `twinbench matrix` invocation
-  std::string case_name;
-  std::string variant;
-  int repeat_index = 0;
-  RunStatus status = RunStatus::running;
-  std::string reason;                      // why failed/diverged/skipped/...
-  std::string started_at;                  // ISO-8601 UTC; empty: now
-  std::optional<std::string> finished_at;  // nullopt while running
-  std::string host;                        // empty: this host (gethostname)
-  int64_t pid = 0;                         // 0: this process
-  std::string config_json = "{}";          // the fully resolved config, a JSON object
-  std::string provenance_json = "{}";      // versions, build, device..., a JSON object
-  // Provenance promoted to columns for filtering (also kept in provenance_json).
-  std::string git_commit;
-  std::string git_branch;
-  std::string device_name;
-  int world_size = 1;
-  // The hardware fingerprint (base/hardware.h); empty: computed from
-  // provenance_json when the run is stored.
-  std::string hardware_fingerprint;
-};
-
-// A metric value; nullopt (NULL) means "not available", e.g. MFU without a
-// calibration. A NaN value is stored as NULL too.
-using MetricValue = std::optional<double>;
-using MetricList = std::vector<std::pair<std::string, MetricValue>>;
-using MetricMap = std::map<std::string, MetricValue>;
-
-// Which runs to list; an unset field matches everything.
-struct RunFilter {
-  std::optional<std::string> group_id;
-  std::optional<std::string> case_name;
-  std::optional<std::string> variant;
-  std::optional<RunStatus> status;
-  std::optional<int64_t> limit;
-  std::optional<std::string> started_since;  // ISO-8601 UTC: runs started at or after it
-};
-
 // What Store::import_run() did with a run.
 enum class ImportOutcome {
   kAdded,     // stored
@@ -110,13 +70,6 @@ struct Calibration {
   double peak_tflops = 0;
   std::string measured_at;         // ISO-8601 UTC; empty: now
   std::string details_json = "{}";  // matrix sizes, repeats, ..., a JSON object
-};
-
-// One finished run with everything stored about it (Store::import_runs).
-struct RunBundle {
-  RunRecord run;
-  std::vector<StepRecord> steps;
-  MetricList metrics;
 };
 
 class Store {

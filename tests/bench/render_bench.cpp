@@ -17,6 +17,8 @@
 #include <random>
 
 #include "harness/base/temp_dir.h"
+#include "harness/compare/index_analysis.h"
+#include "harness/compare/runs.h"
 #include "reports/branch_report.h"
 #include "reports/index_page.h"
 #include "reports/nightly_report.h"
@@ -24,6 +26,8 @@
 
 namespace twinbench::reports {
 namespace {
+
+using compare::RunView;
 
 std::vector<RunView> synthetic_runs(int cases, int repeats, int steps) {
   std::mt19937_64 rng(42);
@@ -70,9 +74,9 @@ void BM_PairReport1000Runs(benchmark::State& state) {
   const auto runs = synthetic_runs(50, 10, 100);  // 50 cases x 10 repeats x 2 implementations
   size_t bytes = 0;
   for (auto _ : state) {
-    auto report = build_pair_report(runs, "bench", "functional", "module", {});
+    auto report = compare::analyze_pair(runs, "bench", "functional", "module", {});
     for (size_t i = 0; i < report.cases.size(); ++i) bytes += pair_case_html(report, i).size();
-    bytes += index_html(report.runs, &report, {}).size();
+    bytes += index_html(compare::analyze_index(report.runs, &report), {}).size();
     bytes += pair_markdown(report).size();
   }
   state.counters["runs"] = static_cast<double>(runs.size());
@@ -89,7 +93,8 @@ void BM_BranchReport1000Runs(benchmark::State& state) {
   }
   runs.insert(runs.end(), candidate.begin(), candidate.end());
   for (auto _ : state) {
-    const auto report = build_branch_report(runs, "main", "feature", {}, {});
+    const auto report = compare::analyze_branch(
+        compare::select_branch_sides(runs, "main", "feature", compare::BaselineAt::kTip), "main", "feature", {}, {});
     benchmark::DoNotOptimize(branch_html(report));
   }
   state.counters["runs"] = static_cast<double>(runs.size());
@@ -159,13 +164,13 @@ struct NightlyStore {
 // `report nightly` end to end but the file write: read the store, build, render.
 void BM_NightlyReport20000Runs(benchmark::State& state) {
   static const NightlyStore fixture;
-  NightlyOptions options;
+  compare::NightlyOptions options;
   options.days = NightlyStore::kDays;
   options.now_utc = NightlyStore::kNow;
   size_t bytes = 0, series = 0, runs = 0;
   for (auto _ : state) {
     const store::Store db(fixture.path);
-    const auto report = build_nightly_report(compare::load_nightly_runs(db, options.days, options.now_utc), options);
+    const auto report = compare::analyze_nightly(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     bytes = nightly_html(report).size();
     series = report.series.size();
     runs = report.runs;

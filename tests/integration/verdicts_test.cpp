@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "integration/cli_harness.h"
 #include "integration/db_queries.h"
@@ -305,6 +307,64 @@ TEST(PlantedNumericsBugInput, AMalformedValueFailsTheRunAndStoresNothing) {
     EXPECT_NE(r.err.find(std::string("TWINBENCH_TEST_NUMERICS_BUG='") + value + "'"), std::string::npos) << r.err;
   }
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs"), 0);
+}
+
+// The table after `matrix` and the pair report of the same runs are one analysis
+// (compare/run_tables.h): every verdict of the console is the report's, and the
+// values beside it are the medians the verdict judged. bf16 and int8 losses are
+// judged by their bands in both (they once were exact in the console alone).
+TEST(ConsoleTable, SaysWhatThePairReportOfTheSameRunsSays) {
+  const auto db = path("console.db");
+  const auto r = twinbench(std::string("matrix --cases '0[24]_*' --reduced --repeats 2 --no-progress --db ") + db + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto js = twinbench("report pair --format json --db " + db);
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto report = nlohmann::json::parse(js.out);
+  const std::map<std::string, std::string> rows = {{"Parameters", "params"},          {"Final loss", "final_loss"},
+                                                   {"Eval loss", "eval_loss"},        {"Median s/step", "step_time_median_s"},
+                                                   {"Memory %", "memory_pct"},        {"Peak tensor MiB", "peak_memory_bytes"},
+                                                   {"Avg s/step", "step_time_mean_s"}};
+  size_t checked = 0;
+  for (const auto& c : report["cases"]) {
+    const std::string name = c["case"];
+    const auto start = r.out.find("== " + name + " ");
+    ASSERT_NE(start, std::string::npos) << r.out;
+    const auto end = r.out.find("\n\n", start);
+    const std::string table = r.out.substr(start, end - start);
+    const auto verdict_col = table.find("Verdict [");
+    ASSERT_NE(verdict_col, std::string::npos) << table;
+    const size_t line_start = table.rfind('\n', verdict_col) + 1;
+    const size_t column = verdict_col - line_start;
+    std::istringstream lines(table);
+    for (std::string line; std::getline(lines, line);) {
+      for (const auto& [label, metric] : rows) {
+        if (line.rfind(label + " ", 0) != 0 || (label == "Memory %" && line.rfind("Memory % ", 0) != 0)) continue;
+        for (const auto& m : c["metrics"]) {
+          if (m["metric"] != metric) continue;
+          ASSERT_GT(line.size(), column) << line;
+          const std::string verdict = m["verdict"];
+          EXPECT_EQ(line.substr(column, verdict.size()), verdict) << name << " " << label << ":\n" << table;
+          ++checked;
+          // The value shown is the one judged: the median over the repeats.
+          if (metric == "final_loss" && m["b"].is_number()) {
+            std::istringstream values(line.substr(label.size()));
+            double a = 0, b = 0;
+            values >> a >> b;
+            EXPECT_NEAR(b, m["b"].get<double>(), 1e-6) << line;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 10u) << r.out;
+  // Quantized and bf16 losses: the band's verdict, not an exact-rule alarm.
+  for (const auto& c : report["cases"]) {
+    for (const auto& m : c["metrics"]) {
+      if (m["metric"] == "final_loss") {
+        EXPECT_EQ(m["verdict"], "no change") << c["case"] << ": " << m["explanation"];
+      }
+    }
+  }
 }
 
 }  // namespace

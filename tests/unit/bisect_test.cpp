@@ -196,7 +196,7 @@ class Host {
 // One sequential session as `ab` runs it; returns the estimate and the verdict.
 std::pair<stats::RatioEstimate, Verdict> session(Host& host, double ratio, double threshold) {
   const auto plan = stats::default_plan(stats::kDefaultMaxPairs);
-  const double conf = stats::per_test_confidence(0.95, timing_tests_per_case(), plan.looks.size());
+  const double conf = family_of(0.95, 1, plan.looks.size()).per_test_confidence();
   std::vector<stats::RunPair> pairs;
   stats::RatioEstimate e;
   stats::Outcome o = stats::Outcome::kInconclusive;

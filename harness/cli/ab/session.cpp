@@ -19,7 +19,7 @@
 #include "harness/store/merge.h"
 #include "harness/store/push.h"
 #include "harness/store/store.h"
-#include "harness/compare/comparison.h"
+#include "harness/compare/session_analysis.h"
 #include "harness/stats/interval.h"
 #include "harness/stats/sequential.h"
 #include "harness/compare/runs.h"
@@ -104,8 +104,6 @@ std::string commit_of(const compare::RunView& v) {
   return v.run.git_commit.substr(0, 12) + (dirty ? "-dirty" : "");
 }
 
-std::optional<double> value_of(const compare::RunView& v, const std::string& metric) { return v.metric(metric); }
-
 }  // namespace
 
 AbResult run_ab(const AbOptions& o, std::ostream& log) {
@@ -179,7 +177,9 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   const bool sequential = o.rounds == 0;
   const stats::SequentialPlan plan = sequential ? stats::default_plan(o.max_rounds) : stats::SequentialPlan{{o.rounds}};
   res.looks = plan.looks.size();
-  res.confidence = stats::per_test_confidence(1 - o.alpha, compare::timing_tests_per_case(), res.looks);
+  // One comparison, looked at up to res.looks times: the session's false-alarm family.
+  const compare::Family family = compare::family_of(1 - o.alpha, 1, res.looks);
+  res.confidence = family.per_test_confidence();
   stats::Sequential looks(plan, o.budget_s);
   const size_t max_rounds = looks.max_pairs();
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
@@ -256,49 +256,24 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   merge();
   res.seconds = elapsed();
 
-  // Compare from the store, as the reports read it.
+  // Compare from the store, as the reports read it: the session's analysis (harness/compare).
   const store::Store db(o.db);
   store::RunFilter filter;
   filter.group_id = res.group_id;
-  std::vector<compare::RunView> views = compare::load_runs(db, filter);
-  auto find = [&](const std::string& id) -> compare::RunView& {
-    for (auto& v : views)
-      if (v.run.run_id == id) return v;
-    throw AbError(Stop::kFailure, fmt::format("{}: run {} is missing after the merge", o.db, id));
-  };
-  std::vector<const compare::RunView*> runs_a, runs_b;
-  for (const Round& r : res.rounds) {
-    // Each side ran `--repeats 1`: the round is what pairs A's run with B's.
-    compare::RunView& a = find(r.run_a);
-    compare::RunView& b = find(r.run_b);
-    a.run.repeat_index = b.run.repeat_index = static_cast<int>(r.index);
-    runs_a.push_back(&a);
-    runs_b.push_back(&b);
+  std::vector<std::pair<std::string, std::string>> rounds;
+  for (const Round& r : res.rounds) rounds.emplace_back(r.run_a, r.run_b);
+  compare::SessionAnalysis analysis;
+  try {
+    analysis = compare::analyze_session(compare::load_runs(db, filter), rounds, o.label_a, o.label_b, o.thresholds,
+                                        family);
+  } catch (const std::invalid_argument& e) {
+    throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
   }
-  res.case_label = runs_a.front()->run.case_name;
-  res.commit_a = commit_of(*runs_a.front());
-  res.commit_b = commit_of(*runs_b.front());
-
-  // The reports' rule over per-round values, paired by round, at the session's confidence.
-  compare::CompareOptions options;
-  options.thresholds = o.thresholds;
-  options.family_confidence = 1 - o.alpha;
-  options.tests = compare::timing_tests_per_case();  // as res.confidence and the looks count them
-  options.looks = res.looks;
-  options.paired = true;
-  options.parity = false;
-  const compare::Comparison c = compare::compare_runs(res.case_label, o.label_a, o.label_b, runs_a, runs_b, options);
-  for (const auto& m : c.metrics) {
-    if (!m.baseline && !m.candidate) continue;  // e.g. MFU without a calibration
-    MetricRow row;
-    row.comparison = m;
-    for (size_t i = 0; i < res.rounds.size(); ++i) {
-      row.a.push_back(value_of(*runs_a[i], m.spec.name));
-      row.b.push_back(value_of(*runs_b[i], m.spec.name));
-    }
-    if (compare::severity(m.verdict) > compare::severity(res.worst)) res.worst = m.verdict;
-    res.metrics.push_back(std::move(row));
-  }
+  res.case_label = analysis.comparison.case_name;
+  res.commit_a = commit_of(*analysis.comparison.runs_a.front());
+  res.commit_b = commit_of(*analysis.comparison.runs_b.front());
+  res.metrics = std::move(analysis.metrics);
+  res.worst = analysis.comparison.worst;
   return res;
 }
 

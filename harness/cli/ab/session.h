@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/cli/ab/build.h"
-#include "harness/compare/verdict.h"
+#include "harness/compare/session_analysis.h"
 #include "harness/stats/interval.h"
 #include "harness/store/store.h"
 
@@ -51,10 +51,8 @@ struct Round {
   std::string run_a, run_b;  // run ids in the store
 };
 
-struct MetricRow {
-  compare::MetricComparison comparison;       // verdict over per-round values, paired by round
-  std::vector<std::optional<double>> a, b;  // per-round values, round order
-};
+// A metric's verdict over per-round values (paired by round) and those values.
+using MetricRow = compare::SessionMetric;
 
 struct AbResult {
   Build a, b;

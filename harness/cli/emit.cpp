@@ -1,0 +1,71 @@
+// Emitting a report (see emit.h).
+#include "harness/cli/emit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "harness/compare/index_analysis.h"
+#include "harness/compare/runs.h"
+#include "reports/index_page.h"
+
+namespace twinbench::cli {
+
+namespace fs = std::filesystem;
+
+void write_report_file(const std::string& dir, const std::string& name, const std::string& content) {
+  fs::create_directories(dir);
+  const auto path = (fs::path(dir) / name).string();
+  const auto tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: write failed (disk full?)", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(fmt::format("{}: cannot rename into place: {}", path, std::strerror(errno)));
+}
+
+std::vector<std::string> report_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".html" && e.path().filename() != "index.html")
+      out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair) {
+  // The index charts per-run metrics only: no steps.
+  const auto runs = compare::load_runs(db, {}, compare::LoadOptions{/*steps=*/false});
+  write_report_file(dir, "index.html", reports::index_html(compare::analyze_index(runs, pair), report_files(dir)));
+}
+
+void emit(const reports::Report& report, const EmitOptions& o, const store::Store& db,
+          const compare::PairAnalysis* pair) {
+  if (o.format == "markdown") {
+    std::cout << report.markdown();
+    return;
+  }
+  if (o.format == "json") {
+    std::cout << report.json() << "\n";
+    return;
+  }
+  for (const auto& page : report.pages()) write_report_file(o.out, page.file, page.html);
+  write_index(o.out, db, pair);
+  std::cout << (fs::path(o.out) / report.shown_page()).string() << "\n";
+}
+
+}  // namespace twinbench::cli

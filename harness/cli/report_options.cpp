@@ -1,0 +1,45 @@
+// Options shared by `report ...` and `compare` (see report_options.h).
+#include "harness/cli/report_options.h"
+
+#include <cstdlib>
+
+namespace twinbench::cli {
+
+void add_report_options(CLI::App* cmd, ReportOpts& o) {
+  cmd->add_option("--db", o.db, kDbHelp);
+  cmd->add_option("--out", o.emit.out, "output folder for HTML (index.html links every report)");
+  cmd->add_option("--format", o.emit.format, "html (files in --out), markdown or json (stdout)")
+      ->check(CLI::IsMember({"html", "markdown", "json"}));
+  cmd->add_option("--threshold", o.thresholds, "metric=relative threshold, e.g. step_time_mean_s=0.05 (repeatable)");
+  cmd->add_option("--alpha", o.alpha, "false-alarm rate of the whole report, over all its cases (default 0.05)")
+      ->check(CLI::Range(1e-6, 0.5));
+}
+
+compare::CompareOptions compare_options(const ReportOpts& o) {
+  compare::CompareOptions c;
+  c.family.confidence = 1 - o.alpha;
+  for (const auto& t : o.thresholds) {
+    const auto eq = t.find('=');
+    if (eq == std::string::npos) throw ConfigError("command line", "--threshold", "expected metric=value, got '" + t + "'");
+    char* end = nullptr;
+    const std::string value = t.substr(eq + 1);
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || v < 0)
+      throw ConfigError("command line", "--threshold", "expected a non-negative number in '" + t + "'");
+    c.thresholds[t.substr(0, eq)] = v;
+  }
+  return c;
+}
+
+compare::BaselineAt baseline_at(const std::string& text) {
+  return text == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
+}
+
+void add_baseline_at_option(CLI::App* cmd, std::string& target) {
+  cmd->add_option("--baseline-at", target,
+                  "merge-base (default): the baseline's runs at the merge-base of the two refs; tip: the baseline "
+                  "ref's newest runs")
+      ->check(CLI::IsMember({"merge-base", "tip"}));
+}
+
+}  // namespace twinbench::cli

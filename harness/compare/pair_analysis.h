@@ -1,0 +1,29 @@
+// The pair analysis: per case, implementation A vs B from one run group (a
+// matrix invocation: the implementations ran repeat by repeat, so their runs
+// are interleaved pairs), every case judged in one false-alarm family that
+// also pays for an adaptive matrix's looks. `report pair`, the index's pair
+// columns and the console table after `run`/`matrix` (run_tables.h) all show
+// these verdicts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/compare/comparison.h"
+
+namespace twinbench::compare {
+
+struct PairAnalysis {
+  std::string group_id;
+  std::string variant_a, variant_b;
+  std::vector<RunView> runs;      // owns what the comparisons point to
+  std::vector<Comparison> cases;  // case order of the runs
+};
+
+// `runs`: oldest first (one group, or compare::select_pair_runs' choice). From
+// `options` the thresholds, the family's confidence and the target change are
+// used; pairing, the family's size and its looks are the analysis' own.
+PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id, const std::string& variant_a,
+                          const std::string& variant_b, const CompareOptions& options);
+
+}  // namespace twinbench::compare

@@ -1,0 +1,50 @@
+// The analysis of one interleaved session (see session_analysis.h).
+#include "harness/compare/session_analysis.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace twinbench::compare {
+
+SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
+                                const std::string& label_a, const std::string& label_b,
+                                const std::map<std::string, double>& thresholds, const Family& family) {
+  SessionAnalysis s;
+  s.runs = std::move(runs);
+  auto find = [&](const std::string& id) -> RunView& {
+    for (auto& v : s.runs)
+      if (v.run.run_id == id) return v;
+    throw std::invalid_argument(fmt::format("run {} of the session is not among its stored runs", id));
+  };
+  std::vector<const RunView*> runs_a, runs_b;
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    // Each side ran `--repeats 1`: the round is what pairs A's run with B's.
+    RunView& a = find(rounds[k].first);
+    RunView& b = find(rounds[k].second);
+    a.run.repeat_index = b.run.repeat_index = static_cast<int>(k);
+    runs_a.push_back(&a);
+    runs_b.push_back(&b);
+  }
+  CompareOptions o;
+  o.thresholds = thresholds;
+  o.family = family_of(family.confidence, 1, family.looks);
+  o.paired = true;
+  o.parity = false;
+  s.confidence = o.family.per_test_confidence();
+  const std::string case_name = runs_b.empty() ? "" : runs_b.front()->run.case_name;
+  s.comparison = compare_runs(case_name, label_a, label_b, runs_a, runs_b, o);
+  for (const auto& m : s.comparison.metrics) {
+    if (!m.baseline && !m.candidate) continue;  // e.g. MFU without a calibration
+    SessionMetric row;
+    row.comparison = m;
+    for (size_t k = 0; k < runs_a.size(); ++k) {
+      row.a.push_back(runs_a[k]->metric(m.spec.name));
+      row.b.push_back(runs_b[k]->metric(m.spec.name));
+    }
+    s.metrics.push_back(std::move(row));
+  }
+  return s;
+}
+
+}  // namespace twinbench::compare

@@ -1,0 +1,36 @@
+// The analysis of one interleaved session (an `ab` session, a bisect probe):
+// side A's and side B's runs paired round by round, every metric judged by the
+// reports' paired rule in a family of one comparison looked at as often as the
+// session allowed itself, with each metric's per-round values for the table.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/compare/comparison.h"
+
+namespace twinbench::compare {
+
+struct SessionMetric {
+  MetricComparison comparison;              // over per-round values, paired by round
+  std::vector<std::optional<double>> a, b;  // per-round values, round order
+};
+
+struct SessionAnalysis {
+  std::vector<RunView> runs;  // owns what the comparison points to
+  Comparison comparison;
+  std::vector<SessionMetric> metrics;  // spec order; metrics neither side has are left out
+  double confidence = 0.95;            // of each interval
+};
+
+// `runs`: the session's runs; `rounds`: per round, the run ids of A and B (a run
+// id not among `runs` is std::invalid_argument naming it). `family` gives the
+// session's confidence and looks (one comparison).
+SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
+                                const std::string& label_a, const std::string& label_b,
+                                const std::map<std::string, double>& thresholds, const Family& family);
+
+}  // namespace twinbench::compare

@@ -1,0 +1,66 @@
+// What the store holds, as values: one stored run's row, its metric values,
+// which runs to list, and a whole finished run. Separate from the Store (store.h)
+// so that what analyses hand to reports carries stored runs without the means to
+// open a store (docs/architecture.md: reports never reach the store).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/base/records.h"
+
+namespace twinbench::store {
+
+// One row of `runs`. begin_run() ignores status, reason and finished_at.
+struct RunRecord {
+  std::string run_id;   // empty: begin_run() generates a uuid v4
+  std::string group_id;  // e.g. one `twinbench matrix` invocation
+  std::string case_name;
+  std::string variant;
+  int repeat_index = 0;
+  RunStatus status = RunStatus::running;
+  std::string reason;                      // why failed/diverged/skipped/...
+  std::string started_at;                  // ISO-8601 UTC; empty: now
+  std::optional<std::string> finished_at;  // nullopt while running
+  std::string host;                        // empty: this host (gethostname)
+  int64_t pid = 0;                         // 0: this process
+  std::string config_json = "{}";          // the fully resolved config, a JSON object
+  std::string provenance_json = "{}";      // versions, build, device..., a JSON object
+  // Provenance promoted to columns for filtering (also kept in provenance_json).
+  std::string git_commit;
+  std::string git_branch;
+  std::string device_name;
+  int world_size = 1;
+  // The hardware fingerprint (base/hardware.h); empty: computed from
+  // provenance_json when the run is stored.
+  std::string hardware_fingerprint;
+};
+
+// A metric value; nullopt (NULL) means "not available", e.g. MFU without a
+// calibration. A NaN value is stored as NULL too.
+using MetricValue = std::optional<double>;
+using MetricList = std::vector<std::pair<std::string, MetricValue>>;
+using MetricMap = std::map<std::string, MetricValue>;
+
+// Which runs to list; an unset field matches everything.
+struct RunFilter {
+  std::optional<std::string> group_id;
+  std::optional<std::string> case_name;
+  std::optional<std::string> variant;
+  std::optional<RunStatus> status;
+  std::optional<int64_t> limit;
+  std::optional<std::string> started_since;  // ISO-8601 UTC: runs started at or after it
+};
+
+// One finished run with everything stored about it (Store::import_runs).
+struct RunBundle {
+  RunRecord run;
+  std::vector<StepRecord> steps;
+  MetricList metrics;
+};
+
+}  // namespace twinbench::store
