@@ -36,6 +36,16 @@ std::string role(const BisectResult& r, size_t k) {
   return fmt::format("probe {}", n);
 }
 
+// A commit subject in a table: its first 72 characters (a whole one in the
+// JSON, and in the HTML tooltip).
+constexpr size_t kSubjectWidth = 72;
+std::string subject_cell(const std::string& subject) {
+  if (subject.size() <= kSubjectWidth) return subject;
+  size_t cut = kSubjectWidth - 1;
+  while (cut > 0 && (static_cast<unsigned char>(subject[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return subject.substr(0, cut) + "\u2026";
+}
+
 std::string against(const Probe& p) { return p.against_bad ? "bad end" : "good end"; }
 
 std::string change_of(const Probe& p) { return p.change.empty() ? "-" : p.change; }
@@ -69,7 +79,7 @@ std::string answer(const BisectResult& r) {
   const Probe* p = r.probe_of(r.first_bad);
   std::string s = fmt::format("First {} commit: {} \"{}\": {} {} against the {}",
                               compare::sought_word(r.find), short_sha(bad.sha),
-                              bad.subject, p ? change_of(*p) : "-", p ? compare::to_string(p->verdict) : "",
+                              subject_cell(bad.subject), p ? change_of(*p) : "-", p ? compare::to_string(p->verdict) : "",
                               p ? against(*p) : "good end");
   const Probe* parent = r.last_good == 0 ? nullptr : r.probe_of(r.last_good);
   if (r.last_good == 0)
@@ -109,7 +119,7 @@ std::string bisect_text(const BisectResult& r) {
     const Probe& p = r.probes[k];
     rows.push_back({role(r, k), short_sha(r.history[p.index].sha), against(p), change_of(p), verdict_of(p),
                     class_of(p), std::to_string(p.rounds), p.reused ? "-" : fmt::format("{:.0f}", p.seconds),
-                    r.history[p.index].subject});
+                    subject_cell(r.history[p.index].subject)});
   }
   std::array<size_t, 9> width{};
   for (const auto& row : rows)
@@ -139,7 +149,7 @@ std::string bisect_markdown(const BisectResult& r) {
     const Probe& p = r.probes[k];
     const bool culprit = r.outcome == BisectOutcome::kFound && &p == r.probe_of(r.first_bad);
     out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}{} | {} |\n", role(r, k),
-                       short_sha(r.history[p.index].sha), cell(r.history[p.index].subject), against(p), change_of(p),
+                       short_sha(r.history[p.index].sha), cell(subject_cell(r.history[p.index].subject)), against(p), change_of(p),
                        verdict_of(p), class_of(p), culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
   }
   std::string notes;
@@ -224,7 +234,7 @@ std::string bisect_html(const BisectResult& r) {
     const Probe& p = r.probes[k];
     const bool culprit = r.outcome == BisectOutcome::kFound && &p == r.probe_of(r.first_bad);
     rows.push_back({html::escape(role(r, k)), "<code>" + html::escape(short_sha(r.history[p.index].sha)) + "</code>",
-                    html::escape(r.history[p.index].subject), html::escape(against(p)),
+                    html::clipped(r.history[p.index].subject), html::escape(against(p)),
                     html::num(html::verdict_text(html::escape(change_of(p)), verdict_of(p))),
                     html::badge(verdict_of(p)),
                     (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) + html::escape(class_of(p)),
@@ -267,7 +277,7 @@ std::string bisect_html(const BisectResult& r) {
     const bool culprit = r.outcome == BisectOutcome::kFound && i == r.first_bad;
     commits.push_back({html::num(html::escape(std::to_string(i))),
                        "<code>" + html::escape(short_sha(r.history[i].sha)) + "</code>",
-                       html::escape(r.history[i].subject), html::escape(status_of(r, i)),
+                       html::clipped(r.history[i].subject), html::escape(status_of(r, i)),
                        culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong>" : in_range(r, i) ? "in range" : ""});
   }
   body += html::section("history", "Commits (first-parent line, oldest first)",

@@ -31,6 +31,22 @@ std::string step_change(const Comparison& c) {
 
 }  // namespace
 
+namespace {
+
+// "Only in the baseline (not compared): 01_base / eager, 04_int8 / linen." per side, or "".
+std::string one_sided_text(const BranchAnalysis& r) {
+  std::string out;
+  for (const auto& [label, series] : {std::pair{"baseline", &r.only_baseline}, std::pair{"candidate", &r.only_candidate}}) {
+    if (series->empty()) continue;
+    std::string list;
+    for (const auto& s : *series) list += (list.empty() ? "" : ", ") + s;
+    out += fmt::format("{}Only in the {} (not compared): {}.", out.empty() ? "" : "\n\n", label, list);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string branch_html(const BranchAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
@@ -39,6 +55,13 @@ std::string branch_html(const BranchAnalysis& r) {
                     html::clipped(c.variant, true), html::badge(compare::to_string(c.worst)),
                     html::num(html::escape(step_change(c))), html::badge(c.status_b, c.reason_b)});
   std::string intro = "<p>" + html::escape(r.baseline_how) + ".</p>\n";
+  for (const auto* series : {&r.only_baseline, &r.only_candidate}) {
+    if (series->empty()) continue;
+    std::string list;
+    for (const auto& one : *series) list += (list.empty() ? "" : ", ") + one;
+    intro += "<p class=\"muted\">Only in the " + std::string(series == &r.only_baseline ? "baseline" : "candidate") +
+             " (not compared): " + html::escape(list) + ".</p>\n";
+  }
   std::string body = html::section(
       "summary", fmt::format("{} regression{}", r.regressions, r.regressions == 1 ? "" : "s"),
       intro + html::table({"Case", "Implementation", "Worst verdict", "Median s/step change [CI]", "Candidate"}, rows,
@@ -69,6 +92,7 @@ std::string branch_html(const BranchAnalysis& r) {
 std::string branch_markdown(const BranchAnalysis& r) {
   std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n{}.\n\n", r.candidate_ref,
                                 r.baseline_ref, r.regressions, r.regressions == 1 ? "" : "s", r.baseline_how);
+  if (const std::string one_sided = one_sided_text(r); !one_sided.empty()) out += one_sided + "\n\n";
   out += "| Case | Implementation | Worst verdict | Median s/step change [CI] | Candidate status |\n|---|---|---|---:|---|\n";
   for (const auto& c : r.comparisons)
     out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst),
@@ -100,6 +124,8 @@ std::string branch_json(const BranchAnalysis& r) {
   j["regressions"] = r.regressions;
   j["baseline_how"] = r.baseline_how;
   j["baseline_commit"] = r.baseline_commit;
+  j["only_baseline"] = r.only_baseline;
+  j["only_candidate"] = r.only_candidate;
   j["comparisons"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     auto one = compare::to_json(r.comparisons[i]);

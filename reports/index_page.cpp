@@ -46,33 +46,50 @@ std::string index_summary_html(const compare::PairSummary& pair) {
 
 std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::string>& files) {
   std::string body;
-  if (a.pair) body += html::section("summary", "Summary", index_summary_html(*a.pair));
+  if (a.pair) body += html::section("summary", "Summary", index_summary_html(a.pair->summary));
+  const auto pair_page = [&](const std::string& case_name) {
+    return pair_page_name(a.pair->summary.variant_a, a.pair->summary.variant_b, case_name);
+  };
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : a.rows) {
     std::string verdict = "-", pairs = "";
     if (r.pair_verdict) {
-      verdict = html::badge(compare::to_string(*r.pair_verdict)) + " " + html::link(pair_page_name(r.case_name), "pair");
+      verdict = html::badge(compare::to_string(*r.pair_verdict)) + " " + html::link(pair_page(r.case_name), "pair");
       if (r.pairs > 0) pairs = html::num(std::to_string(r.pairs));
     }
-    const std::string implementation = r.variant + (r.machine.empty() ? std::string() : " on " + r.machine);
-    rows.push_back({html::clipped(r.case_name, true), html::clipped(implementation, true),
-                    html::badge(r.status, r.reason),  // the reason as the badge's tooltip: one short line per row
-                    html::num(index_value(r.final_loss, "{:.4f}")), html::num(index_value(r.step_time_mean_s, "{:.4f}")),
-                    r.history.size() > 1 ? html::sparkline(r.history) : "", pairs, verdict, started_cell(r.started_at)});
+    std::vector<std::string> row = {html::clipped(r.case_name, true), html::clipped(r.variant, true)};
+    // Runs of several machines (a fleet, imported logs): each row names its own, in a column of its own.
+    if (a.machines.size() > 1) row.push_back(html::clipped(r.machine, true));
+    for (auto cell : {html::badge(r.status, r.reason),  // the reason as the badge's tooltip: one short line per row
+                      html::num(index_value(r.final_loss, "{:.4f}")), html::num(index_value(r.step_time_mean_s, "{:.4f}")),
+                      r.history.size() > 1 ? html::sparkline(r.history) : std::string(), pairs, verdict,
+                      started_cell(r.started_at)})
+      row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
   }
+  std::vector<std::string> header = {"Case", "Implementation"};
+  if (a.machines.size() > 1) header.push_back("Machine");
+  for (const char* h : {"Status", "Final loss", "Avg s/step", "History", "Pairs", "Pair verdict", "Started"})
+    header.push_back(h);
   std::string hardware = "<p>Hardware: ";
   for (size_t i = 0; i < a.machines.size(); ++i) hardware += (i ? "; " : "") + html::escape(a.machines[i]);
   hardware += "</p>";
   body += html::section(
       "latest", "Latest run of every case and implementation",
       (a.machines.empty() ? std::string() : hardware) +
-          html::table({"Case", "Implementation", "Status", "Final loss", "Avg s/step", "History", "Pairs",
-                       "Pair verdict", "Started"},
-                      rows, "index"));
+          html::table(header, rows, "index"));
   std::string links = "<ul>";
-  for (const auto& c : a.pair_cases) links += "<li>" + html::link(pair_page_name(c), "pair: " + c) + "</li>";
+  // The pair report's pages by case, then every other page of the folder, whichever command wrote it.
+  std::vector<std::string> linked;
+  if (a.pair)
+    for (const auto& c : a.pair->cases) {
+      const std::string page = pair_page(c.case_name);
+      if (std::find(files.begin(), files.end(), page) == files.end()) continue;  // not in this folder
+      links += "<li>" + html::link(page, "pair: " + c.case_name) + "</li>";
+      linked.push_back(page);
+    }
   for (const auto& f : files)
-    if (f.rfind("pair-", 0) != 0) links += "<li>" + html::link(f, f) + "</li>";
+    if (std::find(linked.begin(), linked.end(), f) == linked.end()) links += "<li>" + html::link(f, f) + "</li>";
   links += "</ul>";
   body += html::section("reports", "Reports", links);
   html::Page page;

@@ -31,10 +31,19 @@ std::string change_text(const compare::MetricComparison& m) {
   return format_diff(m);
 }
 
-// "value" over "change badge" in one cell.
+// The value, its change (a time's interval on a line of its own) and the badge,
+// stacked: a column per implementation must stay narrow enough for six of them
+// side by side in a 1280 px window.
+std::string stacked(const std::string& change) {
+  std::string out = html::escape(change);
+  for (const char* split : {" [", " ("})
+    if (const auto at = out.find(split); at != std::string::npos) return out.substr(0, at) + "<br>" + out.substr(at + 1);
+  return out;
+}
+
 std::string against_cell(const compare::MetricComparison& m) {
-  return html::num(html::escape(metrics::format_value(m.spec, m.candidate))) + "<br><small>" +
-         html::escape(change_text(m)) + "</small> " + html::badge(compare::to_string(m.verdict));
+  return html::num(html::escape(metrics::format_value(m.spec, m.candidate))) + "<br><small>" + stacked(change_text(m)) +
+         "</small><br>" + html::badge(compare::to_string(m.verdict));
 }
 
 std::string status_line(const compare::NwayCase& c) {
@@ -51,9 +60,8 @@ std::string status_line(const compare::NwayCase& c) {
 
 std::string metrics_table(const compare::NwayCase& c) {
   const auto& first = c.against.front();
-  std::vector<std::string> head = {"Metric", html::escape(first.label_a + " (reference)")};
-  for (const auto& x : c.against)
-    head.push_back(html::escape(fmt::format("{} [{:.4g}% CI vs {}]", x.label_b, 100 * x.confidence, x.label_a)));
+  std::vector<std::string> head = {"Metric", html::escape(first.label_a) + "<br><small>reference</small>"};
+  for (const auto& x : c.against) head.push_back(html::escape(x.label_b));
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < first.metrics.size(); ++i) {
     const auto& spec = first.metrics[i].spec;
@@ -64,12 +72,15 @@ std::string metrics_table(const compare::NwayCase& c) {
   }
   std::vector<std::string> parity = {"Loss parity", "-"};
   for (const auto& x : c.against)
-    parity.push_back(x.parity ? fmt::format("{} max rel {:.3g} (tol {:.1g})",
+    parity.push_back(x.parity ? fmt::format("{}<br><small>max rel {:.3g}<br>tol {:.1g}</small>",
                                             html::badge(x.parity->within ? "no change" : "regressed"),
                                             x.parity->max_rel, x.parity->tolerance)
                               : "-");
   rows.push_back(std::move(parity));
-  return html::table(head, rows, "maxview");
+  return fmt::format("<p class=\"muted\">Each implementation against {}: its value, its change (B/A &#8722; 1 "
+                     "for times, with the {:.4g}% interval) and the verdict.</p>\n",
+                     html::escape(first.label_a), 100 * first.confidence) +
+         html::table(head, rows, "maxview nway");
 }
 
 std::string loss_curves(const compare::NwayCase& c) {
@@ -98,7 +109,7 @@ std::string loss_curves(const compare::NwayCase& c) {
 // Cases down, implementations across: each cell the worst verdict and the median step-time change.
 std::string summary_grid(const NwayAnalysis& r) {
   std::vector<std::string> head = {"Case"};
-  for (size_t i = 1; i < r.variants.size(); ++i) head.push_back(html::escape(r.variants[i] + " vs " + r.reference));
+  for (size_t i = 1; i < r.variants.size(); ++i) head.push_back(html::escape(r.variants[i]) + "<br><small>vs " + html::escape(r.reference) + "</small>");
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.cases) {
     std::vector<std::string> row = {html::link("#" + html::slug(c.case_name), c.case_name)};
@@ -107,7 +118,7 @@ std::string summary_grid(const NwayAnalysis& r) {
       for (const auto& m : x.metrics)
         if (m.spec.name == "step_time_median_s" && m.candidate) step = change_text(m);
       const bool measured = x.status_a == "completed" && x.status_b == "completed";
-      row.push_back(measured ? html::badge(compare::to_string(x.worst)) + " <small>" + html::escape(step) + "</small>"
+      row.push_back(measured ? html::badge(compare::to_string(x.worst)) + "<br><small>" + stacked(step) + "</small>"
                              : html::badge(x.status_b));
     }
     rows.push_back(std::move(row));

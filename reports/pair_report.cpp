@@ -105,7 +105,10 @@ std::string safe_name(const std::string& text) {
   return out.empty() ? "_" : out;
 }
 
-std::string pair_page_name(const std::string& case_name) { return "pair-" + safe_name(case_name) + ".html"; }
+std::string pair_page_name(const std::string& a, const std::string& b, const std::string& case_name) {
+  const bool default_pair = a == "functional" && b == "module";
+  return "pair-" + (default_pair ? "" : safe_name(a) + "-vs-" + safe_name(b) + "-") + safe_name(case_name) + ".html";
+}
 
 std::string runs_text(const Comparison& c) {
   const size_t pairs = c.pairs;
@@ -154,12 +157,12 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
 std::string pair_case_html(const PairAnalysis& report, size_t index) {
   const Comparison& c = report.cases.at(index);
   std::string nav;
-  nav += index > 0 ? html::link(pair_page_name(report.cases[index - 1].case_name),
+  nav += index > 0 ? html::link(pair_page_name(report.variant_a, report.variant_b, report.cases[index - 1].case_name),
                                 "‹ " + report.cases[index - 1].case_name)
                    : "<span></span>";
   nav += " <strong>" + html::escape(c.case_name) + "</strong> ";
   nav += index + 1 < report.cases.size()
-             ? html::link(pair_page_name(report.cases[index + 1].case_name), report.cases[index + 1].case_name + " ›")
+             ? html::link(pair_page_name(report.variant_a, report.variant_b, report.cases[index + 1].case_name), report.cases[index + 1].case_name + " ›")
              : "<span></span>";
   nav += " · " + html::link("index.html", "index");
 
@@ -263,7 +266,7 @@ std::string PairReport::json() const { return pair_json(a_); }
 
 std::vector<HtmlPage> PairReport::pages() const {
   std::vector<HtmlPage> out;
-  for (size_t i = 0; i < a_.cases.size(); ++i) out.push_back({pair_page_name(a_.cases[i].case_name), pair_case_html(a_, i)});
+  for (size_t i = 0; i < a_.cases.size(); ++i) out.push_back({pair_page_name(a_.variant_a, a_.variant_b, a_.cases[i].case_name), pair_case_html(a_, i)});
   return out;
 }
 

@@ -26,8 +26,10 @@ class PairReport : public Report {
   const compare::PairAnalysis& a_;
 };
 
-// File name of a case's page: "pair-<case>.html" with unsafe characters replaced.
-std::string pair_page_name(const std::string& case_name);
+// File name of a case's page: "pair-<case>.html" for functional vs module, else
+// "pair-<a>-vs-<b>-<case>.html" (a pair of other implementations never
+// overwrites those pages), with unsafe characters replaced.
+std::string pair_page_name(const std::string& variant_a, const std::string& variant_b, const std::string& case_name);
 // One self-contained HTML page for cases[index] (navigation links to its neighbours).
 std::string pair_case_html(const compare::PairAnalysis& analysis, size_t index);
 std::string pair_markdown(const compare::PairAnalysis& analysis);

@@ -26,6 +26,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--case", o->ab.case_name, "case name or path (resolved once; both builds run that file)");
   cmd->add_option("--preset", o->ab.preset, "a model preset instead of a case");
   cmd->add_option("overrides", o->ab.overrides, "config overrides key=value, forwarded to both builds");
+  cmd->add_flag("--reduced", o->ab.reduced, "run the case's [reduced] form in both builds");
   cmd->add_option("--variant", o->ab.variant, "implementation to run (default functional)");
   cmd->add_option("--rounds", o->ab.rounds,
                   "exactly N rounds (each one run per build, AB or BA at random); default: sequential until the "

@@ -18,6 +18,7 @@ void add_common_options(CLI::App* cmd, CliOptions& c) {
   cmd->add_option("--bad", o.bad, "the bad (newer) end, a descendant of --good")->required();
   cmd->add_option("--case", o.case_name, "case name or path (resolved once; every commit runs that file)")->required();
   cmd->add_option("overrides", o.overrides, "config overrides key=value, forwarded to every commit");
+  cmd->add_flag("--reduced", o.reduced, "run the case's [reduced] form at every commit");
   cmd->add_option("--variant", o.variant, "implementation to run (default functional)");
   cmd->add_option("--metric", o.metric,
                   "the metric judged (default step_time_median_s; a rate is judged through its time)");

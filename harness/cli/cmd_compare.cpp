@@ -16,7 +16,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   struct Opts {
     ReportOpts r;
     std::string baseline, candidate, variants, baseline_at = "merge-base";
-    bool fail = false;
+    bool fail = false, with_imported = false;
   };
   auto o = std::make_shared<Opts>();
   o->r.emit.format = "markdown";
@@ -31,10 +31,11 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1e-6, 0.5));
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
   add_baseline_at_option(cmd, o->baseline_at);
+  add_with_imported_option(cmd, o->with_imported);
   cmd->callback([o, &exit_code] {
     const auto db = open_existing_store(o->r.db);
     auto sides = compare::select_branch_sides(compare::load_runs(db), o->baseline, o->candidate,
-                                              baseline_at(o->baseline_at));
+                                              baseline_at(o->baseline_at), o->with_imported);
     std::cerr << "compare: " << sides.how << "\n";
     const auto analysis = compare::analyze_branch(std::move(sides), o->baseline, o->candidate,
                                                   split_commas(o->variants), compare_options(o->r));

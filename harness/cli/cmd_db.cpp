@@ -32,10 +32,12 @@ void add_merge_command(CLI::App& db, int& exit_code) {
                "SRC into DST; keyed by run id, so merging again adds nothing");
   cmd->add_option("sources", o->sources, "source SQLite files (only read; older schemas are "
                                          "migrated on a temporary copy)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--into", o->into, "destination SQLite file (created when missing)")->required();
   cmd->callback([o, &exit_code] {
+    for (const auto& source : o->sources)
+      if (!std::filesystem::is_regular_file(source))
+        throw std::invalid_argument(fmt::format("{}: no such store file to merge from", source));
     if (store::is_server_location(o->into))
       throw ConfigError("command line", "--into",
                         "names a server store: `twinbench db push SRC... --into URL` copies into one");

@@ -2,10 +2,12 @@
 // selects its runs (harness/compare/runs.h), has its analysis made
 // (harness/compare/*_analysis.h) and emits the report of it (emit.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "harness/cli/ab/error.h"
 #include "harness/cli/bisect/cli.h"
@@ -44,6 +46,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const auto db = open_existing_store(p->r.db);
     // --group, else the newest group if it has both A and B, else (imported runs) the newest of each per case.
     auto selection = compare::select_pair_runs(db, p->group, p->a, p->b);
+    const auto has = [&](const std::string& variant) {
+      return std::any_of(selection.runs.begin(), selection.runs.end(),
+                         [&](const compare::RunView& v) { return v.run.variant == variant; });
+    };
+    if (!has(p->a) && !has(p->b))
+      throw std::invalid_argument(fmt::format(
+          "{}no run of '{}' or '{}' to pair; groups with runs of '{}': {}; of '{}': {}; pass --group ID, or --a/--b",
+          p->group.empty() ? "" : "group " + p->group + ": ", p->a, p->b, p->a, compare::groups_with_variant(db, p->a),
+          p->b, compare::groups_with_variant(db, p->b)));
     const auto started = std::chrono::steady_clock::now();
     const auto analysis =
         compare::analyze_pair(std::move(selection.runs), selection.group_id, p->a, p->b, compare_options(p->r));
@@ -68,7 +79,17 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const auto db = open_existing_store(w->r.db);
     store::RunFilter filter;
     filter.group_id = compare::resolve_group(db, w->group);
-    const auto analysis = compare::analyze_nway(compare::load_runs(db, filter), *filter.group_id, w->reference,
+    auto runs = compare::load_runs(db, filter);
+    if (std::none_of(runs.begin(), runs.end(), [&](const compare::RunView& v) { return v.run.variant == w->reference; })) {
+      std::set<std::string> here;
+      for (const auto& v : runs) here.insert(v.run.variant);
+      throw std::invalid_argument(fmt::format(
+          "--reference: no run of '{}' in group {} (it holds {}); groups with runs of '{}': {}; pass --group ID, or "
+          "another --reference",
+          w->reference, *filter.group_id, fmt::join(here, ", "), w->reference,
+          compare::groups_with_variant(db, w->reference)));
+    }
+    const auto analysis = compare::analyze_nway(std::move(runs), *filter.group_id, w->reference,
                                                 split_commas(w->variants), compare_options(w->r));
     emit(reports::NwayReport(analysis), w->r.emit, db);
     exit_code = kExitOk;
@@ -77,6 +98,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   struct BranchOpts {
     ReportOpts r;
     std::string baseline, candidate, variants, baseline_at = "merge-base";
+    bool with_imported = false;
   };
   auto b = std::make_shared<BranchOpts>();
   auto* branch = report->add_subcommand("branch", "one implementation across two refs (branches or commits)");
@@ -85,10 +107,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
   branch->add_option("--baseline", b->baseline, "baseline ref: branch name or commit prefix")->required();
   branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
   add_baseline_at_option(branch, b->baseline_at);
+  add_with_imported_option(branch, b->with_imported);
   branch->callback([b, &exit_code] {
     const auto db = open_existing_store(b->r.db);
     auto sides = compare::select_branch_sides(compare::load_runs(db), b->baseline, b->candidate,
-                                              baseline_at(b->baseline_at));
+                                              baseline_at(b->baseline_at), b->with_imported);
     std::cerr << "report branch: " << sides.how << "\n";
     const auto analysis = compare::analyze_branch(std::move(sides), b->baseline, b->candidate,
                                                   split_commas(b->variants), compare_options(b->r));

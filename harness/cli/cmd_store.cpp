@@ -52,6 +52,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     if (o->limit > 0) filter.limit = o->limit;
     const auto runs = db.runs(filter);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    if (!o->json)  // the group is what `report pair|nway --group` takes
+      std::cout << fmt::format("{:<36}  {:<36}  {:<20} {:<10} {:<11} {:<24}  {}\n", "RUN", "GROUP", "CASE", "VARIANT",
+                               "STATUS", "STARTED", "REASON");
     for (const auto& r : runs) {
       const auto metrics = db.metrics(r.run_id);
       auto metric = [&](const char* name) -> nlohmann::json {
@@ -75,8 +78,8 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         j["step_time_mean_s"] = metric("step_time_mean_s");
         list.push_back(j);
       } else {
-        std::cout << fmt::format("{}  {:<20} {:<10} {:<11} {}  {}\n", r.run_id, r.case_name, r.variant,
-                                 to_string(r.status), r.started_at, r.reason);
+        std::cout << fmt::format("{:<36}  {:<36}  {:<20} {:<10} {:<11} {:<24}  {}\n", r.run_id, r.group_id, r.case_name,
+                                 r.variant, to_string(r.status), r.started_at, r.reason);
       }
     }
     if (o->json) std::cout << list.dump(2) << "\n";

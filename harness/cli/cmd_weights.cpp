@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "harness/cli/common.h"
 #include "harness/run/plan.h"
@@ -55,6 +56,15 @@ void add_weights_command(CLI::App& app, int& exit_code) {
     }
     for (const auto& [k, v] : file.metadata)
       if (k != "config") std::cout << fmt::format("metadata {} = {}\n", k, v);
+    // The resolved config the weights were made with, one key a line (what `eval` and `run` would rebuild).
+    if (const auto it = file.metadata.find("config"); it != file.metadata.end()) {
+      const auto j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) std::cout << fmt::format("config {} = {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+      } else {
+        std::cout << fmt::format("metadata config = {}\n", it->second);
+      }
+    }
     std::cout << fmt::format("{} tensors, {} parameters\n", file.tensors.size(), group_digits(total));
     exit_code = kExitOk;
   });

@@ -16,13 +16,17 @@ void add_model_selection(CLI::App* cmd, ModelSelection& s) {
   cmd->add_option("--case", s.case_name, "case name (e.g. 01_base) or path to a case .toml");
   cmd->add_option("--preset", s.preset, "model preset: tiny, small, 1b, 8b (instead of --case)");
   cmd->add_option("overrides", s.overrides, "config overrides key=value, e.g. train.steps=20 model.layers=2");
+  cmd->add_flag("--reduced", s.reduced, "apply the case's [reduced] section (a smaller form that fits this host)");
 }
 
 RunConfig resolve(const ModelSelection& s) {
   if (s.case_name.empty() == s.preset.empty())
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
-  if (!s.preset.empty()) return preset_run_config(s.preset, s.overrides);
-  return load_case(find_case_file(s.case_name), s.overrides);
+  if (!s.preset.empty()) {
+    if (s.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
+    return preset_run_config(s.preset, s.overrides);
+  }
+  return load_case(find_case_file(s.case_name), s.overrides, s.reduced);
 }
 
 RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced) {

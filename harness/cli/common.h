@@ -28,11 +28,12 @@ struct ModelSelection {
   std::string case_name;  // --case NAME or path
   std::string preset;     // --preset P
   std::vector<std::string> overrides;  // key=value ...
+  bool reduced = false;                // --reduced: the case's [reduced] section
 };
 
-// Adds --case, --preset and the positional key=value overrides to `cmd`.
+// Adds --case, --preset, --reduced and the positional key=value overrides to `cmd`.
 void add_model_selection(CLI::App* cmd, ModelSelection& selection);
-// Exactly one of --case / --preset; throws ConfigError otherwise.
+// Exactly one of --case / --preset (--reduced only with a case); throws ConfigError otherwise.
 RunConfig resolve(const ModelSelection& selection);
 // A case file with overrides, its [thresholds] checked against the metric catalogue.
 RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced = false);

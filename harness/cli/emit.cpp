@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "harness/compare/index_analysis.h"
@@ -47,10 +49,27 @@ std::vector<std::string> report_files(const std::string& dir) {
   return out;
 }
 
+namespace {
+
+// Where a pair report leaves its digest, for the index whoever rewrites it.
+constexpr const char* kPairDigest = "index-pair.json";
+
+std::optional<compare::PairDigest> folder_pair_digest(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / kPairDigest, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return compare::pair_digest_from_json(text.str());
+}
+
+}  // namespace
+
 void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair) {
+  if (pair) write_report_file(dir, kPairDigest, compare::to_json(compare::digest_of(*pair)));
   // The index charts per-run metrics only: no steps.
   const auto runs = compare::load_runs(db, {}, compare::LoadOptions{/*steps=*/false});
-  write_report_file(dir, "index.html", reports::index_html(compare::analyze_index(runs, pair), report_files(dir)));
+  write_report_file(dir, "index.html",
+                    reports::index_html(compare::analyze_index(runs, folder_pair_digest(dir)), report_files(dir)));
 }
 
 void emit(const reports::Report& report, const EmitOptions& o, const store::Store& db,

@@ -65,7 +65,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A bad command line: the one error form, and where the options are listed.
+    std::cerr << "twinbench: error: " << e.what() << "\nRun with --help for more information.\n";
+    return kExitBadInput;
   } catch (const ConfigError& e) {
     return fail(kExitBadInput, e.what());
   } catch (const ShardError& e) {

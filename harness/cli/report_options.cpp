@@ -42,4 +42,11 @@ void add_baseline_at_option(CLI::App* cmd, std::string& target) {
       ->check(CLI::IsMember({"merge-base", "tip"}));
 }
 
+void add_with_imported_option(CLI::App* cmd, bool& target) {
+  cmd->add_flag("--with-imported", target,
+                "also compare runs imported from other tools' logs (twinbench import) of a ref that has runs "
+                "twinbench made, which are left out by default: a log labelled with a branch is not that branch's "
+                "matrix");
+}
+
 }  // namespace twinbench::cli

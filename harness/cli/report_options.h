@@ -29,5 +29,7 @@ compare::CompareOptions compare_options(const ReportOpts& o);
 // --baseline-at: which runs of the baseline ref a branch comparison uses (compare/baseline.h).
 void add_baseline_at_option(CLI::App* cmd, std::string& target);
 compare::BaselineAt baseline_at(const std::string& text);
+// --with-imported: runs imported from other tools' logs join a branch comparison's sides.
+void add_with_imported_option(CLI::App* cmd, bool& target);
 
 }  // namespace twinbench::cli

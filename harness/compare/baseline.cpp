@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -61,8 +62,11 @@ bool same_commit(const std::string& stored, const std::string& commit) {
   return stored == commit || (stored.size() >= 7 && commit.rfind(stored, 0) == 0);
 }
 
-BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                const std::string& candidate_ref, BaselineAt at) {
+namespace {
+
+// The sides among `all` (imported runs already set aside).
+BranchSides choose_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
+                         const std::string& candidate_ref, BaselineAt at) {
   BranchSides s;
   const std::string cand_key = resolve_ref(all, candidate_ref, "candidate");
   s.candidate = latest_runs_of_ref(all, cand_key);
@@ -151,6 +155,35 @@ BranchSides select_branch_sides(const std::vector<RunView>& all, const std::stri
                       baseline_ref, candidate_ref, short_hash(s.candidate_commit),
                       same_commit(base_tip, *merge_base) ? "" : fmt::format("; {} has moved on to {} since (--baseline-at tip compares with that)",
                                                                             baseline_ref, short_hash(base_tip)));
+  return s;
+}
+
+}  // namespace
+
+BranchSides select_branch_sides(const std::vector<RunView>& stored, const std::string& baseline_ref,
+                                const std::string& candidate_ref, BaselineAt at, bool with_imported) {
+  // A ref's imported runs stand aside when it has runs twinbench made.
+  const auto made_here = [&](const std::string& ref) {
+    return std::any_of(stored.begin(), stored.end(), [&](const RunView& v) { return !imported(v) && matches_ref(v.run, ref); });
+  };
+  const bool own_baseline = made_here(baseline_ref), own_candidate = made_here(candidate_ref);
+  std::vector<RunView> kept;
+  size_t left_base = 0, left_cand = 0;  // imported runs set aside, per ref
+  for (const auto& v : stored) {
+    const bool base = own_baseline && matches_ref(v.run, baseline_ref);
+    const bool cand = own_candidate && matches_ref(v.run, candidate_ref);
+    if (!with_imported && imported(v) && (base || cand)) {
+      ++(base ? left_base : left_cand);
+      continue;
+    }
+    kept.push_back(v);
+  }
+  BranchSides s = choose_sides(kept, baseline_ref, candidate_ref, at);
+  s.imported_left_out = left_base + left_cand;
+  std::string left;
+  for (const auto& [n, ref] : {std::pair{left_base, baseline_ref}, std::pair{left_cand, candidate_ref}})
+    if (n > 0) left += fmt::format("{}{} imported run{} of {}", left.empty() ? "" : " and ", n, n == 1 ? "" : "s", ref);
+  if (!left.empty()) s.how += "; " + left + " left out (--with-imported)";
   return s;
 }
 

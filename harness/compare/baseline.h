@@ -23,6 +23,7 @@ struct BranchSides {
   std::string baseline_commit;  // the commit the baseline's runs were made at ("" when they span several)
   std::string candidate_commit;
   bool session = false;  // both sides came from one interleaved session (paired)
+  size_t imported_left_out = 0;  // imported runs of the refs not on their sides (select_branch_sides)
   std::string how;       // one sentence: which runs each side is, and why
 };
 
@@ -30,8 +31,11 @@ struct BranchSides {
 // runs, when the merge-base cannot be found here (not a git checkout, a commit
 // git does not know), or when the store has no runs at the merge-base (the
 // message names the nearest ancestor that has runs, and both ways to go on).
+// Runs imported from another tool's log (`twinbench import`) join a side only
+// when asked (`with_imported`) or when they are all its ref has (two folders of
+// logs compared): a log that carries a branch's label is not that branch's matrix.
 BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                const std::string& candidate_ref, BaselineAt at);
+                                const std::string& candidate_ref, BaselineAt at, bool with_imported = false);
 
 // Whether a stored commit label names `commit` (a full hash): equal, or a prefix of at least 7 characters.
 bool same_commit(const std::string& stored, const std::string& commit);

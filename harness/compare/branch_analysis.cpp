@@ -38,14 +38,26 @@ BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref
   // Runs made apart are not pairs (Welch); one interleaved session (ab, the
   // branch gate) is, and its looks are paid for.
   o.paired = sides.session;
+  // The series both sides ran; those only one side ran are named apart.
   std::vector<std::pair<std::string, std::vector<std::string>>> keys;  // case -> variants
   for (const auto& name : case_names(r.runs)) {
     std::vector<std::string> vs;
-    for (const auto& run : r.runs)
-      if (run.run.case_name == name && std::find(vs.begin(), vs.end(), run.run.variant) == vs.end() &&
-          (variants.empty() || std::find(variants.begin(), variants.end(), run.run.variant) != variants.end()))
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const RunView& run = r.runs[i];
+      if (run.run.case_name != name || std::find(vs.begin(), vs.end(), run.run.variant) != vs.end()) continue;
+      if (!variants.empty() && std::find(variants.begin(), variants.end(), run.run.variant) == variants.end()) continue;
+      bool in_a = false, in_b = false;
+      for (size_t k = 0; k < r.runs.size(); ++k)
+        if (r.runs[k].run.case_name == name && r.runs[k].run.variant == run.run.variant) (k < split ? in_a : in_b) = true;
+      if (in_a && in_b) {
         vs.push_back(run.run.variant);
-    keys.emplace_back(name, std::move(vs));
+      } else {
+        auto& only = in_a ? r.only_baseline : r.only_candidate;
+        const std::string series = name + " / " + run.run.variant;
+        if (std::find(only.begin(), only.end(), series) == only.end()) only.push_back(series);
+      }
+    }
+    if (!vs.empty()) keys.emplace_back(name, std::move(vs));
   }
   // Like with like: per (case, implementation), the runs of each hardware both
   // refs ran on; no hardware in common, all of them (then not comparable).

@@ -22,6 +22,9 @@ struct BranchAnalysis {
   // Runs made apart (not one interleaved session): how far the host drifted
   // between the sides, one per comparison (same order); empty when paired.
   std::vector<std::string> drift;
+  // Series (case / implementation) that only one side ran: listed, never
+  // compared, and not counted in the false-alarm family of those that are.
+  std::vector<std::string> only_baseline, only_candidate;
 };
 
 // The sides select_branch_sides chose; `variants`: the implementations to

@@ -54,13 +54,18 @@ HostDrift host_drift(const std::vector<const RunView*>& baseline, const std::vec
   const SideFacts a = facts(baseline), b = facts(candidate);
   HostDrift d;
   if (a.start && b.start) d.hours_apart = std::abs(*b.start - *a.start) / 3600;
-  d.same_host = a.hosts == b.hosts && a.hosts.size() <= 1;
+  // Different hosts only when both sides name theirs and they differ; a side
+  // without a recorded host (an imported log) says nothing about it.
+  std::set<std::string> hosts = a.hosts;
+  hosts.insert(b.hosts.begin(), b.hosts.end());
+  const bool known = !a.hosts.empty() && !b.hosts.empty();
+  d.same_host = !known || hosts.size() <= 1;
   d.load_a = a.load;
   d.load_b = b.load;
   d.cpu_per_wall_a = a.cpu_per_wall;
   d.cpu_per_wall_b = b.cpu_per_wall;
   std::string text = d.hours_apart ? fmt::format("the sets were made {:.1f} h apart", *d.hours_apart) : "the sets' times are unknown";
-  text += d.same_host ? " on the same host" : " on different hosts";
+  text += !known ? "" : d.same_host ? " on the same host" : " on different hosts";
   if (d.load_a && d.load_b) text += fmt::format("; load average {:.2f} -> {:.2f}", *d.load_a, *d.load_b);
   if (d.cpu_per_wall_a && d.cpu_per_wall_b && *d.cpu_per_wall_a > 0)
     text += fmt::format("; CPU per wall second {:.2f} -> {:.2f} ({:+.0f}%)", *d.cpu_per_wall_a, *d.cpu_per_wall_b,

@@ -3,11 +3,21 @@
 
 #include <algorithm>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <tuple>
 
 namespace twinbench::compare {
 
 namespace {
+
+Verdict verdict_named(const std::string& name) {
+  for (const Verdict v : {Verdict::kRegressed, Verdict::kImproved, Verdict::kNoChange, Verdict::kInconclusive,
+                          Verdict::kChanged, Verdict::kMissing, Verdict::kNotComparable, Verdict::kNewFailure,
+                          Verdict::kNotJudged})
+    if (to_string(v) == name) return v;
+  throw std::invalid_argument("not a verdict: " + name);
+}
 
 PairSummary summarize_pair(const PairAnalysis& pair) {
   const Verdict headline[] = {Verdict::kRegressed, Verdict::kImproved, Verdict::kNoChange, Verdict::kInconclusive,
@@ -35,7 +45,54 @@ PairSummary summarize_pair(const PairAnalysis& pair) {
 
 }  // namespace
 
-IndexAnalysis analyze_index(const std::vector<RunView>& all, const PairAnalysis* pair) {
+PairDigest digest_of(const PairAnalysis& pair) {
+  PairDigest d;
+  d.summary = summarize_pair(pair);
+  for (const auto& c : pair.cases) d.cases.push_back({c.case_name, c.worst, c.pairs});
+  return d;
+}
+
+std::string to_json(const PairDigest& d) {
+  nlohmann::ordered_json j;
+  j["twinbench_pair_digest"] = 1;
+  j["group_id"] = d.summary.group_id;
+  j["a"] = d.summary.variant_a;
+  j["b"] = d.summary.variant_b;
+  j["cases_total"] = d.summary.cases;
+  nlohmann::ordered_json worst = nlohmann::ordered_json::object();
+  for (const auto& [v, n] : d.summary.by_worst) worst[to_string(v)] = n;
+  j["by_worst"] = worst;
+  j["other"] = d.summary.other;
+  j["timed"] = d.summary.timed;
+  j["decisive"] = d.summary.decisive;
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const auto& c : d.cases) j["cases"].push_back({{"case", c.case_name}, {"worst", to_string(c.worst)}, {"pairs", c.pairs}});
+  return j.dump(2);
+}
+
+std::optional<PairDigest> pair_digest_from_json(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    if (!j.is_object() || j.value("twinbench_pair_digest", 0) != 1) return std::nullopt;
+    PairDigest d;
+    d.summary.group_id = j.at("group_id").get<std::string>();
+    d.summary.variant_a = j.at("a").get<std::string>();
+    d.summary.variant_b = j.at("b").get<std::string>();
+    d.summary.cases = j.at("cases_total").get<size_t>();
+    for (const auto& [name, n] : j.at("by_worst").items()) d.summary.by_worst[verdict_named(name)] = n.get<size_t>();
+    d.summary.other = j.at("other").get<size_t>();
+    d.summary.timed = j.at("timed").get<size_t>();
+    d.summary.decisive = j.at("decisive").get<size_t>();
+    for (const auto& c : j.at("cases"))
+      d.cases.push_back({c.at("case").get<std::string>(), verdict_named(c.at("worst").get<std::string>()),
+                         c.at("pairs").get<size_t>()});
+    return d;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+IndexAnalysis analyze_index(const std::vector<RunView>& all, const std::optional<PairDigest>& pair) {
   IndexAnalysis out;
   out.runs = all.size();
   // Newest run and the step-time history per (case, variant, hardware); runs
@@ -68,16 +125,14 @@ IndexAnalysis analyze_index(const std::vector<RunView>& all, const PairAnalysis*
     row.started_at = v.run.started_at;
     if (pair)
       for (const auto& c : pair->cases)
-        if (c.case_name == row.case_name && (row.variant == pair->variant_a || row.variant == pair->variant_b)) {
+        if (c.case_name == row.case_name &&
+            (row.variant == pair->summary.variant_a || row.variant == pair->summary.variant_b)) {
           row.pair_verdict = c.worst;
           row.pairs = c.pairs;
         }
     out.rows.push_back(std::move(row));
   }
-  if (pair) {
-    out.pair = summarize_pair(*pair);
-    for (const auto& c : pair->cases) out.pair_cases.push_back(c.case_name);
-  }
+  out.pair = pair;
   return out;
 }
 

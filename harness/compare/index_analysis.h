@@ -35,15 +35,31 @@ struct PairSummary {
   size_t timed = 0, decisive = 0;
 };
 
+// What the index keeps of a pair analysis: its summary and each case's worst
+// verdict and pairs. The pair report leaves it in its folder (as JSON), so that
+// an index rewritten later by another command still shows the pair's verdicts.
+struct PairDigest {
+  PairSummary summary;
+  struct Case {
+    std::string case_name;
+    Verdict worst = Verdict::kNoChange;
+    size_t pairs = 0;
+  };
+  std::vector<Case> cases;  // the pair analysis' order (its pages)
+};
+PairDigest digest_of(const PairAnalysis& pair);
+std::string to_json(const PairDigest& digest);
+// nullopt for text that is not a digest (a damaged or foreign file is ignored).
+std::optional<PairDigest> pair_digest_from_json(const std::string& text);
+
 struct IndexAnalysis {
   size_t runs = 0;                    // stored runs the index looked at
   std::vector<std::string> machines;  // every machine behind the rows, described
   std::vector<IndexRow> rows;         // by case, implementation, hardware
-  std::optional<PairSummary> pair;
-  std::vector<std::string> pair_cases;  // the pair analysis' cases, in its order (its pages)
+  std::optional<PairDigest> pair;     // the folder's pair report, if any
 };
 
-// `all` oldest first; `pair` may be null.
-IndexAnalysis analyze_index(const std::vector<RunView>& all, const PairAnalysis* pair);
+// `all` oldest first; `pair`: the folder's pair report, if any.
+IndexAnalysis analyze_index(const std::vector<RunView>& all, const std::optional<PairDigest>& pair);
 
 }  // namespace twinbench::compare

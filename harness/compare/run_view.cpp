@@ -34,14 +34,24 @@ std::string RunView::config_value(const std::string& key) const {
 
 std::string RunView::hardware() const { return hardware_fingerprint(run.provenance_json).description; }
 
+namespace {
+
+// A provenance flag, true or "true" (a run exported and imported back carries its flags as text).
+bool flag_of(const nlohmann::json& provenance, const char* key) {
+  if (!provenance.is_object() || !provenance.contains(key)) return false;
+  const auto& v = provenance.at(key);
+  return v.is_boolean() ? v.get<bool>() : v.is_string() && v.get<std::string>() == "true";
+}
+
+}  // namespace
+
 bool oversubscribed(const RunView& run) {
-  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
-  return j.is_object() && j.value("oversubscribed", false);
+  return flag_of(nlohmann::json::parse(run.run.provenance_json, nullptr, false), "oversubscribed");
 }
 
 bool imported(const RunView& run) {
   const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
-  return j.is_object() && j.value("source", "") == "import";
+  return j.is_object() && j.contains("source") && j["source"].is_string() && j["source"].get<std::string>() == "import";
 }
 
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds) {

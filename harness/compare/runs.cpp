@@ -69,6 +69,27 @@ std::string resolve_group(const store::Store& db, const std::string& group) {
   return newest.front().group_id;
 }
 
+std::string groups_with_variant(const store::Store& db, const std::string& variant, size_t limit) {
+  store::RunFilter f;
+  f.variant = variant;
+  std::vector<std::string> order;  // newest first
+  std::map<std::string, std::pair<std::string, size_t>> groups;  // id -> (earliest start, runs)
+  for (const auto& r : db.runs(f)) {
+    auto [it, added] = groups.try_emplace(r.group_id, r.started_at, 0);
+    if (added) order.push_back(r.group_id);
+    it->second.first = std::min(it->second.first, r.started_at);
+    ++it->second.second;
+  }
+  std::string out;
+  for (size_t i = 0; i < order.size() && i < limit; ++i) {
+    const auto& [start, runs] = groups.at(order[i]);
+    out += fmt::format("{}{} (started {}, {} run{} of {})", out.empty() ? "" : ", ", order[i], start.substr(0, 16),
+                       runs, runs == 1 ? "" : "s", variant);
+  }
+  if (order.size() > limit) out += fmt::format(" and {} older", order.size() - limit);
+  return out.empty() ? "none" : out;
+}
+
 bool matches_ref(const store::RunRecord& run, const std::string& ref) {
   if (ref.empty()) return false;
   if (run.git_branch == ref) return true;

@@ -37,6 +37,11 @@ std::vector<RunView> load_nightly_runs(const store::Store& store, int days, cons
 // group in the store. Throws std::invalid_argument when there is none.
 std::string resolve_group(const store::Store& store, const std::string& group);
 
+// "g1 (started 2026-11-25T10:00, 12 runs), g2 (...)": the newest `limit` groups
+// that hold runs of `variant`, for an error that names the way out; "none" when
+// no group does.
+std::string groups_with_variant(const store::Store& store, const std::string& variant, size_t limit = 5);
+
 // Whether a run was made from `ref`: its branch equals ref, or its commit starts with it (>= 4 chars).
 bool matches_ref(const store::RunRecord& run, const std::string& ref);
 

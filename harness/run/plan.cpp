@@ -52,7 +52,7 @@ Plan make_plan(const RunConfig& c, int devices, const PlanTarget& target) {
 
 std::string plan_json(const RunConfig& c, const Plan& p) {
   nlohmann::ordered_json j;
-  j["case"] = c.case_name;
+  j["case"] = c.case_name.empty() ? "preset:" + c.model.preset : c.case_name;  // the runs' case label
   j["preset"] = c.model.preset;
   j["params"] = p.params;
   j["devices"] = p.devices;

@@ -111,7 +111,7 @@ TEST(FaultHostGuard, ProcessCountHasAHardUpperLimit) {
   const std::string db = seeded_store(s);
   const auto flag = twinbench(s.dir(), {"run", "--preset", "tiny", "--nproc", "257", "--db", db}, {}, 20);
   EXPECT_EQ(flag.code, 2);
-  EXPECT_EQ(flag.err, "--nproc: Value 257 not in range 1 to 256\nRun with --help for more information.\n");
+  EXPECT_EQ(flag.err, "twinbench: error: --nproc: Value 257 not in range 1 to 256\nRun with --help for more information.\n");
   const auto key = twinbench(s.dir(), {"run", "--preset", "tiny", "dist.nproc=300", "--oversubscribe", "--db", db},
                              {}, 20);
   EXPECT_EQ(key.code, 2) << key.err;

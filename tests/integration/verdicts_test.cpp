@@ -367,4 +367,72 @@ TEST(ConsoleTable, SaysWhatThePairReportOfTheSameRunsSays) {
   }
 }
 
+// A branch comparison compares the branch's own matrix (issue 43): a case only
+// the baseline ran is listed, not compared, and does not widen the intervals of
+// what is; a log imported under the baseline's label stays out unless asked for.
+TEST(BranchComparison, ComparesTheSeriesBothRefsRanAndNamesTheRest) {
+  const auto db = path("branch-own.db");
+  const std::string small = std::string(kSmall) + " --no-progress --db " + db;
+  ASSERT_EQ(twinbench("matrix --cases '01_*' --reduced --repeats 2 --branch main" + small).code, 0);
+  ASSERT_EQ(twinbench("run --case 03_dropout --variant functional --reduced --branch main" + small).code, 0);
+  const std::string log = std::string(TWINBENCH_SOURCE_DIR) + "/tests/data/ingest/maxtext_linen.log";
+  ASSERT_EQ(twinbench("import " + log + " --case 04_int8 --variant linen --branch main --db " + db).code, 0);
+  ASSERT_EQ(twinbench("matrix --cases '01_*' --reduced --repeats 2 --branch my-topic" + small).code, 0);
+
+  const auto r = twinbench("compare --baseline-at tip --baseline main --candidate my-topic --format json --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 imported run of main left out (--with-imported)"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparisons"].size(), 2u) << r.out;  // 01_base: functional and module, nothing else
+  for (const auto& c : j["comparisons"]) {
+    EXPECT_EQ(c["case"], "01_base");
+    // One family of two comparisons: 1 - 0.05 / (2 comparisons x 2 timing tests).
+    EXPECT_NEAR(c["confidence"].get<double>(), 1 - 0.05 / 4, 1e-12);
+    EXPECT_EQ(c["host_drift"].get<std::string>().find("different hosts"), std::string::npos) << c["host_drift"];
+  }
+  EXPECT_EQ(j["only_baseline"], nlohmann::json::array({"03_dropout / functional"})) << r.out;
+  EXPECT_TRUE(j["only_candidate"].empty());
+  const auto md = twinbench("compare --baseline-at tip --baseline main --candidate my-topic --db " + db);
+  ASSERT_EQ(md.code, 0);
+  EXPECT_NE(md.out.find("Only in the baseline (not compared): 03_dropout / functional."), std::string::npos) << md.out;
+  // Asked for, the imported log joins main's side: one more series only main has.
+  const auto with = twinbench("compare --baseline-at tip --baseline main --candidate my-topic --with-imported "
+                              "--format json --db " + db);
+  ASSERT_EQ(with.code, 0) << with.err;
+  EXPECT_EQ(nlohmann::json::parse(with.out)["only_baseline"],
+            nlohmann::json::array({"03_dropout / functional", "04_int8 / linen"}))
+      << with.out;
+}
+
+// The report folder stays whole (issue 43): whichever command writes index.html
+// last, it links every page of the folder and keeps the pair report's verdicts;
+// a pair of other implementations gets pages of its own.
+TEST(ReportFolder, TheIndexLinksEveryPageWhicheverCommandWroteItLast) {
+  const auto db = path("folder.db");
+  const auto out = path("folder");
+  ASSERT_EQ(twinbench(std::string("matrix --cases '01_*' --reduced --repeats 2 --no-progress --db ") + db + kSmall).code, 0);
+  ASSERT_EQ(twinbench("report pair --db " + db + " --out " + out).code, 0);
+  ASSERT_TRUE(fs::exists(out + "/pair-01_base.html"));
+  for (const std::string command : {"report nightly", "report index", "report pair --a module --b functional"}) {
+    const auto r = twinbench(command + " --db " + db + " --out " + out);
+    ASSERT_EQ(r.code, 0) << command << ": " << r.err;
+    const std::string index = slurp(out + "/index.html");
+    EXPECT_NE(index.find("href=\"pair-01_base.html\""), std::string::npos) << command;
+    if (command != "report index") {
+      EXPECT_NE(index.find(command == "report nightly" ? "href=\"nightly.html\"" : "pair-module-vs-functional-01_base.html"),
+                std::string::npos)
+          << command;
+    }
+    // The pair verdict column: a badge and a link to the case's page in the 01_base rows.
+    EXPECT_NE(index.find("of functional vs module") == std::string::npos
+                  ? index.find("of module vs functional")
+                  : index.find("of functional vs module"),
+              std::string::npos)
+        << command;
+  }
+  EXPECT_TRUE(fs::exists(out + "/pair-01_base.html"));  // not overwritten by module vs functional
+  EXPECT_TRUE(fs::exists(out + "/pair-module-vs-functional-01_base.html"));
+  EXPECT_NE(slurp(out + "/index.html").find("href=\"nightly.html\""), std::string::npos);
+}
+
 }  // namespace

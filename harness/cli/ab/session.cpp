@@ -132,7 +132,9 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   if (!o.case_name.empty()) {
     // Resolved once here so that both builds run the very same case file.
     w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
+    if (o.reduced) w.model_args.push_back("--reduced");
   } else {
+    if (o.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
     w.model_args = {"--preset", o.preset};
   }
   AbResult res;

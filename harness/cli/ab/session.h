@@ -27,6 +27,7 @@ struct AbOptions {
   std::string a, b;                    // --a / --b: executables or build directories
   std::string case_name, preset;       // exactly one of them
   std::vector<std::string> overrides;  // key=value, forwarded to both builds
+  bool reduced = false;                // --reduced: the case's [reduced] section, in both builds
   std::string variant = "functional";
   // 0: sequential — interleaved rounds until the step-time verdict is decisive,
   // `max_rounds` are run or the budget is spent (docs/verdicts.md). N > 0: exactly N rounds.

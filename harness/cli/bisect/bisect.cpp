@@ -51,6 +51,7 @@ std::string workload_key(const BisectOptions& o, const std::string& case_file) {
   const char* threads = std::getenv("TWINBENCH_THREADS");
   std::string text = "case\n" + read_file(case_file) + "\nvariant\n" + o.variant + "\noverrides\n";
   for (const auto& v : o.overrides) text += v + "\n";
+  if (o.reduced) text += "reduced\n";  // only then: keys of sessions stored before --reduced existed stay
   text += fmt::format("threads\n{}\nduet\n{}\nbuild\n{}\nrun\n{}\nhost\n{}\n", threads ? threads : "", o.duet,
                       o.build_cmd, o.run_cmd, store::host_name());
   return ingest::sha256_hex(text).substr(0, 12);
@@ -216,6 +217,7 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
   a.b = b.runner;
   a.case_name = case_file_;
   a.overrides = o_.overrides;
+  a.reduced = o_.reduced;
   a.variant = o_.variant;
   a.rounds = metric_->deterministic() ? 2 : 0;  // an exact metric needs no sequence of looks
   a.max_rounds = o_.max_rounds;
@@ -254,7 +256,7 @@ compare::BisectResult Bisector::run() {
   metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o_.thresholds);  // unknown names: invalid_argument
   if (o_.case_name.empty()) throw ConfigError("command line", "--case", "give the case to measure every commit with");
   case_file_ = fs::absolute(find_case_file(o_.case_name)).string();
-  const RunConfig config = load_config(case_file_, o_.overrides);
+  const RunConfig config = load_config(case_file_, o_.overrides, o_.reduced);
   metrics::check_thresholds(config);
   case_name_ = config.case_name;
   looks_ = metric_->deterministic() ? 1 : stats::default_plan(o_.max_rounds).looks.size();

@@ -29,6 +29,7 @@ struct BisectOptions {
   std::string repo = ".";  // --repo: a folder of the git checkout to bisect
   std::string case_name;   // --case: one case file for every commit (resolved once, by this binary)
   std::vector<std::string> overrides;  // key=value, forwarded to every build
+  bool reduced = false;                // --reduced: the case's [reduced] form in every build
   std::string variant = "functional";
   std::string metric = "step_time_median_s";  // --metric: a judged metric (a rate is judged through its time)
   compare::BisectFind find = compare::BisectFind::kRegression;
