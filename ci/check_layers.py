@@ -26,6 +26,7 @@ LAYERS = [
     ("harness/store/", 3, "records"),
     ("harness/stats/", 3, "records"),
     ("harness/metrics/", 3, "records"),
+    ("harness/logs/", 3, "records"),
     ("harness/compare/", 4, "analysis"),
     ("harness/run/", 5, "work"),
     ("harness/ingest/", 5, "work"),

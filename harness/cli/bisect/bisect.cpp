@@ -20,7 +20,7 @@
 #include "harness/cli/ab/error.h"
 #include "harness/cli/bisect/trees.h"
 #include "harness/compare/runs.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/store/store.h"
 
@@ -53,7 +53,7 @@ std::string workload_key(const BisectOptions& o, const std::string& case_file) {
   for (const auto& v : o.overrides) text += v + "\n";
   text += fmt::format("threads\n{}\nduet\n{}\nbuild\n{}\nrun\n{}\nhost\n{}\n", threads ? threads : "", o.duet,
                       o.build_cmd, o.run_cmd, store::host_name());
-  return ingest::sha256_hex(text).substr(0, 12);
+  return logs::sha256_hex(text).substr(0, 12);
 }
 
 // The stored sessions of one (workload, good end, commit), newest first.

@@ -1,7 +1,7 @@
 // TokenScanner: see token_scanner.h.
-#include "harness/ingest/token_scanner.h"
+#include "harness/logs/token_scanner.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -70,4 +70,4 @@ void TokenScanner::push(const Piece& piece) {
 
 void TokenScanner::finish() { flush(true); }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

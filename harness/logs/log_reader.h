@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/ingest/sha256.h"
+#include "harness/logs/sha256.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // Lines longer than this are skipped (and counted) by the line formats: no
 // trainer prints a record that long, and it bounds memory. nanogpt reads
@@ -106,4 +106,4 @@ class LineReader {
   LineAssembler lines_;
 };
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "harness/ingest/formats.h"
-#include "harness/ingest/log_builder.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/text.h"
-#include "harness/ingest/token_scanner.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/log_builder.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
+#include "harness/logs/token_scanner.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -400,4 +400,4 @@ ParsedLog parse_nanogpt(std::istream& in, const std::string& file_name) {
   return parser.finish(reader.lines(), reader.bytes(), hash.hex_digest(), scanner.dropped());
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

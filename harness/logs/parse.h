@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/ingest/parsed_log.h"
+#include "harness/logs/parsed_log.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // `format`: maxtext | torchtitan | nanogpt | jsonl | auto. The stream is read
 // once, in chunks (auto-detection keeps at most kDetectBytes to replay), so
@@ -25,4 +25,4 @@ ParsedLog parse_log_file(const std::string& path, const std::string& format);
 // The names `format` accepts, "auto" last.
 const std::vector<std::string>& log_format_names();
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -1,9 +1,9 @@
 // GzipBuffer: see gzip_stream.h.
-#include "harness/ingest/gzip_stream.h"
+#include "harness/logs/gzip_stream.h"
 
 #include <fmt/format.h>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -78,4 +78,4 @@ GzipBuffer::int_type GzipBuffer::underflow() {
   return traits_type::eof();
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

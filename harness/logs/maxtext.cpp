@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/ingest/formats.h"
-#include "harness/ingest/log_builder.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/text.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/log_builder.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -356,4 +356,4 @@ ParsedLog parse_maxtext(std::istream& in, const std::string& file_name) {
   return parse_lines<MaxTextParser>(in, file_name, "a MaxText log");
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // One training step record of the log. Every figure is optional: formats
 // differ in what they print. Figures are per device where the tool reports
@@ -107,4 +107,4 @@ class ParseError : public std::runtime_error {
   std::string message_;
 };
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

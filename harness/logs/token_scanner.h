@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "harness/ingest/log_reader.h"
+#include "harness/logs/log_reader.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 struct Token {
   std::string_view text;  // valid during the callback
@@ -43,4 +43,4 @@ class TokenScanner {
   int ansi_ = 0;  // 0 text, 1 after ESC, 2 in CSI, 3 in OSC, 4 ESC inside OSC
 };
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/parsed_log.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/parsed_log.h"
+#include "harness/logs/sha256.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 class LogBuilder {
  public:
@@ -102,4 +102,4 @@ ParsedLog parse_lines(std::istream& in, const std::string& file_name, const char
   return parser.finish(reader.chunks().lines(), reader.chunks().bytes(), hash.hex_digest());
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

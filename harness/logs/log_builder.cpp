@@ -1,15 +1,15 @@
 // LogBuilder: see log_builder.h.
-#include "harness/ingest/log_builder.h"
+#include "harness/logs/log_builder.h"
 
 #include <cmath>
 
 
 #include <fmt/format.h>
 
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/text.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -169,5 +169,5 @@ std::optional<double> LogBuilder::finite(const Line& line, std::string_view key,
   return std::nullopt;
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs
 

@@ -3,7 +3,7 @@
 // on a prefix and replay that prefix in front of the rest of the stream, so
 // that a pipe (not seekable) is read once. A log given to the wrong --format
 // gets an error naming the format its content looks like.
-#include "harness/ingest/parse.h"
+#include "harness/logs/parse.h"
 
 #include <cstring>
 #include <fstream>
@@ -13,12 +13,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/ingest/collector.h"
-#include "harness/ingest/detect.h"
-#include "harness/ingest/formats.h"
-#include "harness/ingest/gzip_stream.h"
+#include "harness/logs/collector.h"
+#include "harness/logs/detect.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/gzip_stream.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -187,4 +187,4 @@ ParsedLog parse_log_file(const std::string& path, const std::string& format) {
   return parse_log(in, path, format);
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 class Sha256 {
  public:
@@ -29,4 +29,4 @@ class Sha256 {
 // One-shot convenience: the lowercase hex SHA-256 of `text`.
 std::string sha256_hex(std::string_view text);
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -10,7 +10,7 @@
 
 #include "harness/base/strings.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // `text` without ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ...
 // BEL|ESC \", and two-byte "ESC x").
@@ -59,4 +59,4 @@ std::string clean_text(std::string_view text, size_t max_bytes);
 std::string_view trim(std::string_view text);
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

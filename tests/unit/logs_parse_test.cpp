@@ -13,19 +13,19 @@
 
 #include <fmt/format.h>
 
-#include "harness/ingest/detect.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/maxview.h"
-#include "harness/ingest/parse.h"
-#include "harness/ingest/sha256.h"
-#include "harness/ingest/text.h"
+#include "harness/logs/detect.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/maxview.h"
+#include "harness/logs/parse.h"
+#include "harness/logs/sha256.h"
+#include "harness/logs/text.h"
 #include "ingest_fixture.h"
 
 #ifndef TWINBENCH_SOURCE_DIR
 #define TWINBENCH_SOURCE_DIR "/work/main"
 #endif
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 namespace {
 
 std::string read_file(const std::string& path) {
@@ -650,4 +650,4 @@ TEST(IngestStreaming, FiftyMegabyteLogThroughAPipeLikeStream) {
 }
 
 }  // namespace
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -2,19 +2,19 @@
 // every format's record signature and every token pair against nanogpt's.
 // The whole window is scanned (not just up to the first hit) so that a file
 // mixing formats is reported as ambiguous instead of half-parsed.
-#include "harness/ingest/detect.h"
+#include "harness/logs/detect.h"
 
 #include <array>
 
 #include <fmt/format.h>
 
-#include "harness/ingest/formats.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/parsed_log.h"
-#include "harness/ingest/text.h"
-#include "harness/ingest/token_scanner.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/parsed_log.h"
+#include "harness/logs/text.h"
+#include "harness/logs/token_scanner.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -121,4 +121,4 @@ Detection detect_format(std::istream& in, const std::string& file_name, std::str
                   tried));
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/ingest/formats.h"
-#include "harness/ingest/log_builder.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/text.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/log_builder.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -332,4 +332,4 @@ ParsedLog parse_jsonl(std::istream& in, const std::string& file_name) {
   return parse_lines<JsonlParser>(in, file_name, "a JSON-lines log");
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/ingest/formats.h"
-#include "harness/ingest/log_builder.h"
-#include "harness/ingest/log_reader.h"
-#include "harness/ingest/text.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/log_builder.h"
+#include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -236,4 +236,4 @@ ParsedLog parse_torchtitan(std::istream& in, const std::string& file_name) {
   return parse_lines<TorchTitanParser>(in, file_name, "a torchtitan log");
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

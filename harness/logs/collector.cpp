@@ -1,14 +1,14 @@
 // UnwrapBuffer and collector detection: see collector.h.
-#include "harness/ingest/collector.h"
+#include "harness/logs/collector.h"
 
 #include <cstring>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/ingest/text.h"
+#include "harness/logs/text.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -185,4 +185,4 @@ UnwrapBuffer::int_type UnwrapBuffer::underflow() {
   return traits_type::to_int_type(*gptr());
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 enum class Collector { kNone, kCri, kDockerJson };
 
@@ -54,4 +54,4 @@ class UnwrapBuffer : public std::streambuf {
   int64_t joined_ = 0;
 };
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -33,9 +33,9 @@
 #include <string>
 #include <string_view>
 
-#include "harness/ingest/parsed_log.h"
+#include "harness/logs/parsed_log.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // ---- maxtext ------------------------------------------------------------------------
 // Steps: `completed step: N, seconds: S, TFLOP/s/device: F, Tokens/s/device: T,
@@ -160,4 +160,4 @@ bool maxtext_hint(std::string_view body);     // `Config param `, `number parame
 bool torchtitan_hint(std::string_view raw);   // `[titan]`
 bool nanogpt_hint(std::string_view token);    // `model_params:N`, `warmup_step:N/M`
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -6,9 +6,9 @@
 
 #include <optional>
 
-#include "harness/ingest/parsed_log.h"
+#include "harness/logs/parsed_log.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 struct MaxViewFigures {
   double final_loss;    // loss of the last step
@@ -23,4 +23,4 @@ struct MaxViewFigures {
 // seconds). Throws std::invalid_argument for a log without steps.
 MaxViewFigures maxview_figures(const ParsedLog& log);
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

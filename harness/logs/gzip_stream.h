@@ -10,7 +10,7 @@
 
 #include <zlib.h>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 // Whether `head` (the input's first bytes) starts with the gzip magic 1f 8b.
 bool is_gzip(std::string_view head);
@@ -43,4 +43,4 @@ class GzipBuffer : public std::streambuf {
   uint64_t compressed_bytes_ = 0;
 };
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 enum class LogFormat { kMaxText, kTorchTitan, kNanoGpt, kJsonl };
 
@@ -39,4 +39,4 @@ struct Detection {
 Detection detect_format(std::istream& in, const std::string& file_name, std::string& consumed,
                         uint64_t max_bytes = kDetectBytes);
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -1,10 +1,10 @@
 // maxview_figures(): see maxview.h.
-#include "harness/ingest/maxview.h"
+#include "harness/logs/maxview.h"
 
 #include <cmath>
 #include <stdexcept>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 MaxViewFigures maxview_figures(const ParsedLog& log) {
   if (log.steps.empty()) throw std::invalid_argument("MaxView figures need at least one step");
@@ -21,4 +21,4 @@ MaxViewFigures maxview_figures(const ParsedLog& log) {
                         last.tokens_per_s.value_or(nan), n > 0 ? sum / n : nan, log.memory_pct};
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

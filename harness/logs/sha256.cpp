@@ -1,12 +1,12 @@
 // Sha256 over OpenSSL's EVP interface (libcrypto), the one digest API that is
 // not deprecated in OpenSSL 3.
-#include "harness/ingest/sha256.h"
+#include "harness/logs/sha256.h"
 
 #include <stdexcept>
 
 #include <openssl/evp.h>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -52,4 +52,4 @@ std::string sha256_hex(std::string_view text) {
   return hash.hex_digest();
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -1,14 +1,14 @@
 // ChunkReader, LineAssembler, LineReader: see log_reader.h.
-#include "harness/ingest/log_reader.h"
+#include "harness/logs/log_reader.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "harness/ingest/parsed_log.h"
+#include "harness/logs/parsed_log.h"
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -167,4 +167,4 @@ const Line* LineReader::next() {
   return nullptr;
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs

@@ -1,5 +1,5 @@
 // Text helpers for the log parsers: see text.h.
-#include "harness/ingest/text.h"
+#include "harness/logs/text.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace twinbench::ingest {
+namespace twinbench::logs {
 
 namespace {
 
@@ -307,4 +307,4 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-}  // namespace twinbench::ingest
+}  // namespace twinbench::logs
