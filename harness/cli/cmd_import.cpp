@@ -200,6 +200,11 @@ std::string parse_error_text(const logs::ParseError& e) {
 void run_import(const ImportOpts& o) {
   if (o.branch_from_dir && !o.branch.empty())
     throw std::invalid_argument("import: --branch and --branch-from-dir exclude each other");
+  try {
+    logs::choose_log_format(o.format);  // a bad --format (an unknown name, a pattern that is not one) reads no file
+  } catch (const logs::FormatError& e) {
+    throw std::invalid_argument(std::string("--format: ") + e.what());
+  }
   const std::string branch = flag_or_env(o.branch, "TWINBENCH_BRANCH");
   std::vector<Input> inputs = expand_inputs(o.files);
   // Every file is parsed first (the groups hash the contents); a file that
@@ -266,9 +271,7 @@ void add_import_command(CLI::App& app, int& exit_code) {
   cmd->add_option("files", o->files, "log files (gzip too), directories (their *.log, *.txt, *.out, *.jsonl files) "
                                      "or quoted glob patterns")
       ->required();
-  std::vector<std::string> formats = logs::log_format_names();
-  cmd->add_option("--format", o->format, "maxtext, torchtitan, nanogpt, jsonl or auto (detect from the content)")
-      ->check(CLI::IsMember(formats));
+  cmd->add_option("--format", o->format, logs::log_format_help() + "; docs/cli.md");
   cmd->add_option("--case", o->case_name, "case name to store the runs under, e.g. 04_int8")->required();
   cmd->add_option("--variant", o->variant, "implementation name to store the runs under, e.g. linen")->required();
   cmd->add_option("--branch", o->branch, "git branch label of the trained source (default: $TWINBENCH_BRANCH, else the log's)");

@@ -1,30 +1,24 @@
 // Which trainer-log format a file holds, decided from its content
-// (`twinbench import --format auto`): the four formats' record signatures
-// (formats.h) searched in a bounded prefix of the input.
+// (`twinbench import --format auto`): the record signatures of the formats
+// in the table (formats.h) searched in a bounded prefix of the input.
+// Formats that take an argument (a line pattern) have no fixed signature
+// and are never detected.
 #pragma once
 
 #include <cstdint>
 #include <istream>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
+
+#include "harness/logs/formats.h"
 
 namespace twinbench::logs {
-
-enum class LogFormat { kMaxText, kTorchTitan, kNanoGpt, kJsonl };
-
-std::string_view format_name(LogFormat format);                 // "maxtext", ...
-std::string_view format_example(LogFormat format);              // a record, for messages
-std::optional<LogFormat> format_from_name(std::string_view name);  // not "auto"
-const std::vector<LogFormat>& all_formats();
 
 // Detection reads at most this much: enough for a training script printed
 // before the log (modded-nanogpt's is ~50 KB) many times over.
 inline constexpr uint64_t kDetectBytes = uint64_t{8} << 20;
 
 struct Detection {
-  LogFormat format;
+  const LogFormat* format = nullptr;
   int64_t line = 0;        // the first record (or hint) found
   bool from_hint = false;  // no records: a format-specific hint decided
 };
@@ -35,7 +29,7 @@ struct Detection {
 // will then report the missing step lines). Throws ParseError for empty or
 // binary input, for records of two or more formats (ambiguous: each with its
 // first line) and for content that matches none (listing the formats tried
-// and what each looks for).
+// and what each looks for, and those never tried).
 Detection detect_format(std::istream& in, const std::string& file_name, std::string& consumed,
                         uint64_t max_bytes = kDetectBytes);
 

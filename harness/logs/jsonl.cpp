@@ -1,6 +1,39 @@
-// JSON-lines step logs: one object per line, twinbench's export step fields
-// (the contract is documented in formats.h), run-level lines for parameter
-// count, memory and provenance.
+// The jsonl log format: one JSON object per line, twinbench's export step
+// fields, run-level lines for parameter count, memory and provenance. What
+// an external variant's trainer prints by default (docs/external.md).
+//
+// One JSON object per line; blank lines ignored; no logger prefixes. Python's
+// bare NaN / Infinity / -Infinity are accepted as numbers.
+//
+// Step line: an object with "step". Fields (the step columns of `twinbench
+// export`, so its step objects import unchanged):
+//   step           integer >= 0, required; strictly increasing
+//   loss           number; null = NaN (export writes a diverged step's NaN as null)
+//   step_time_s    number, seconds of wall time for this optimizer step -> seconds
+//   tokens         number, tokens this step processed per device
+//   is_warmup      boolean (or 0/1)
+//   is_eval        boolean (or 0/1): an evaluation ran at this step
+//   is_checkpoint  boolean (or 0/1): a checkpoint was written at this step
+//   is_stall       boolean (or 0/1): a stall by twinbench's outlier rule (export
+//                  writes it; the importer applies the rule again either way)
+//   eval_loss      number or null (null = none)
+// optional, per device:
+//   tokens_per_s, tflops_per_s, memory_bytes, memory_pct (% of capacity),
+//   mfu (percent), grad_norm      numbers or null (null = absent)
+// Any other key is ignored and counted (one skip note per key name).
+//
+// Run line: `{"twinbench_run": {...}}` (any line; usually the first), or an
+// object without "step". Keys: params (integer), memory_total_bytes,
+// peak_memory_bytes (alias memory_bytes) and memory_pct (run-level memory),
+// provenance / provenance_json (object: each key to provenance), config /
+// config_json (object: flattened to provenance "config.<dotted key>"); any
+// other scalar goes to provenance as is (so an exported run object fits);
+// arrays and other objects are ignored and counted. Planned (an exported
+// twinbench run): steps 0 .. config train.steps - 1; a run line with
+// "status": "interrupted" keeps that status.
+// Detection: a line that is an object with a numeric "step", or a
+// "twinbench_run" object. Of an external trainer's stdout only the lines
+// that start with '{' are read (its chatter is ignored).
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -314,8 +347,7 @@ class JsonlParser {
   int64_t unknown_overflow_ = 0;
 };
 
-}  // namespace
-
+// A line that is a step or run object.
 bool jsonl_record(std::string_view raw_line) {
   const Body body = json_body(raw_line);
   const std::string_view text = body.text;
@@ -328,8 +360,19 @@ bool jsonl_record(std::string_view raw_line) {
   return step != j->end() && step->is_number();
 }
 
-ParsedLog parse_jsonl(std::istream& in, const std::string& file_name) {
-  return parse_lines<JsonlParser>(in, file_name, "a JSON-lines log");
+}  // namespace
+
+LogFormat make_jsonl_format() {
+  LogFormat f;
+  f.name = "jsonl";
+  f.example = "`{\"step\": N, \"loss\": L, ...}` per line";
+  f.sample = R"({"step": 3, "loss": 9.875, "step_time_s": 0.25, "tokens": 2048})";
+  f.record.line = [](const LineView& l) { return jsonl_record(l.raw); };
+  f.captured = [](std::string_view line) { return line.find_first_not_of(" \t") == line.find('{'); };
+  f.parse = [](std::istream& in, const std::string& file_name, const std::string&) {
+    return parse_lines<JsonlParser>(in, file_name, "a JSON-lines log");
+  };
+  return f;
 }
 
 }  // namespace twinbench::logs

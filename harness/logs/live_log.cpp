@@ -7,22 +7,45 @@
 
 namespace twinbench::logs {
 
+namespace {
+
+// Record lines kept in front of the next step line: an eval line or two per
+// step is usual; a trainer printing more between steps loses the oldest.
+constexpr int64_t kMaxContextLines = 16;
+
+}  // namespace
+
+LiveLog::LiveLog(std::string format)
+    : format_(std::move(format)), choice_(choose_format(format_)), is_record_(record_lines(choice_)) {}
+
+bool LiveLog::captured(std::string_view text) const {
+  return !choice_.format->captured || choice_.format->captured(text);
+}
+
 std::optional<ParsedStep> LiveLog::line(const std::string& text) {
-  // Every format's step record holds "step" (jsonl's key, "completed step:",
-  // "step:"): a cheap filter, so a chatty trainer costs no parse per line.
-  if (text.find("step") == std::string::npos) return std::nullopt;
-  const bool has_previous = !previous_.empty();
-  std::istringstream in(previous_ + text + "\n");
+  // The format's record test first: a chatty trainer costs no parse per line.
+  if (!is_record_(view_line(text, shown_))) return std::nullopt;
+  std::istringstream in(context_ + text + "\n");
   try {
     const ParsedLog log = parse_log(in, "stdout", format_);
-    if (log.steps.empty()) return std::nullopt;
-    const ParsedStep& last = log.steps.back();
-    if (last.line != (has_previous ? 2 : 1)) return std::nullopt;  // only the previous line was a step
-    previous_ = text + "\n";
-    return last;
+    if (!log.steps.empty() && log.steps.back().line == context_lines_ + 1) {
+      context_ = text + "\n";
+      context_lines_ = 1;
+      return log.steps.back();
+    }
+  } catch (const ParseError& e) {
+    // This line is what does not parse: it is left out (the final parse reports it).
+    if (e.line() == context_lines_ + 1) return std::nullopt;
+    // Otherwise no step yet (an eval line before the first step): kept below.
   } catch (const std::exception&) {
-    return std::nullopt;  // the final parse of the whole output reports it
+    return std::nullopt;
   }
+  // A record that completes no step (an eval or run line): the next step line is read after it.
+  if (context_lines_ < kMaxContextLines) {
+    context_ += text + "\n";
+    ++context_lines_;
+  }
+  return std::nullopt;
 }
 
 }  // namespace twinbench::logs

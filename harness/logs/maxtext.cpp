@@ -1,6 +1,31 @@
-// MaxText training logs (and MaxText models driven by Tunix): step, eval,
-// checkpoint, parameter-count, memory and version lines. The field mapping is
-// documented in formats.h.
+// The maxtext log format: MaxText training logs (and MaxText models driven by
+// Tunix): step, eval, checkpoint, parameter-count, memory and version lines.
+//
+// Steps: `completed step: N, seconds: S, TFLOP/s/device: F, Tokens/s/device: T,
+// total_weights: W, loss: L[, more: x]` (seconds and loss required) ->
+// seconds, tflops_per_s, tokens_per_s, loss; tokens = W / Num_devices when
+// `Num_devices: D` was logged. Tunix-driven MaxText (seed 001):
+// `loss=array(L, dtype=float32), self._train_steps=K` is step K-1 (the line
+// follows "Starting train step K-1"), loss only.
+// Eval: `eval metrics after step: N, loss=L, ...`.
+// Checkpoints: `Saving checkpoint at step N` marks step N is_checkpoint.
+// Params: the first `( # Param: 8,030,261,248 (` module header (exact) or
+// `number parameters: 1.104 billion` (rounded: provenance "params_rounded").
+// Memory: blocks of `Using (GB) U / C (P%) on DEV` or `Using U GiB / C GiB
+// (P%) on DEV` lines (Memstats / "HBM usage" reports): memory_bytes and
+// memory_pct are the means over the devices of the LAST block (MaxView's
+// Memory %), memory_total_bytes its capacity ("(GB)" is 2^30 bytes, as
+// MaxText computes it). `Total memory size: ...` (the compiled step's
+// footprint) goes to provenance "compiled_memory".
+// Provenance: config.* (`Config param K: V`), model (`Running Model:`),
+// jax_version/jaxlib_version/jax_backend (`System Information:`), device
+// (`TFRT TPU v6 lite` -> "TPU v6 lite", else the device prefix of the memory
+// lines), num_devices, orbax_checkpoint_version, tflops_per_step (`Total
+// TFLOPs:`), xpk_start, exit_code. Planned: steps 0 .. `Config param steps`
+// - 1; a line with `Stopping training` or `dataset is exhausted` explains an
+// early stop (seed 001).
+// Detection: the step, eval and Tunix records; hints `Config param `,
+// `number parameters: `.
 #include <cmath>
 #include <set>
 
@@ -14,6 +39,18 @@
 namespace twinbench::logs {
 
 namespace {
+
+// body: a line's text without ANSI codes and logger prefix (formats.h: LineView).
+bool maxtext_record(std::string_view body) {
+  if (starts_with(body, "completed step: ")) return body.size() > 16 && is_digit(body[16]);
+  if (starts_with(body, "eval metrics after step: ")) return true;
+  return body.find("self._train_steps=") != std::string_view::npos &&
+         body.find("loss=array(") != std::string_view::npos;
+}
+
+bool maxtext_hint(std::string_view body) {
+  return starts_with(body, "Config param ") || starts_with(body, "number parameters: ");
+}
 
 constexpr const char* kMaxTextExpected =
     "completed step: N, seconds: S, TFLOP/s/device: F, Tokens/s/device: T, total_weights: W, "
@@ -341,19 +378,18 @@ class MaxTextParser {
 
 }  // namespace
 
-bool maxtext_record(std::string_view body) {
-  if (starts_with(body, "completed step: ")) return body.size() > 16 && is_digit(body[16]);
-  if (starts_with(body, "eval metrics after step: ")) return true;
-  return body.find("self._train_steps=") != std::string_view::npos &&
-         body.find("loss=array(") != std::string_view::npos;
-}
-
-bool maxtext_hint(std::string_view body) {
-  return starts_with(body, "Config param ") || starts_with(body, "number parameters: ");
-}
-
-ParsedLog parse_maxtext(std::istream& in, const std::string& file_name) {
-  return parse_lines<MaxTextParser>(in, file_name, "a MaxText log");
+LogFormat make_maxtext_format() {
+  LogFormat f;
+  f.name = "maxtext";
+  f.example = "`completed step: N, seconds: S, ..., loss: L`";
+  f.sample = "completed step: 3, seconds: 0.250, TFLOP/s/device: 59.2, Tokens/s/device: 8192.0, total_weights: 2048, "
+             "loss: 9.875";
+  f.record.line = [](const LineView& l) { return maxtext_record(l.body); };
+  f.hint.line = [](const LineView& l) { return maxtext_hint(l.body); };
+  f.parse = [](std::istream& in, const std::string& file_name, const std::string&) {
+    return parse_lines<MaxTextParser>(in, file_name, "a MaxText log");
+  };
+  return f;
 }
 
 }  // namespace twinbench::logs

@@ -1,6 +1,41 @@
-// modded-nanogpt / parameter-golf training logs, read token by token: train
-// and val records, model size, peak memory, versions. The field mapping and
-// the step-time rule are documented in formats.h.
+// The nanogpt log format: modded-nanogpt / parameter-golf training logs, read
+// token by token: train and val records, model size, peak memory, versions.
+// (karpathy/nanoGPT's own `iter N: loss L, time Tms` lines are read with a
+// line pattern instead, pattern.cpp.)
+//
+// Read as whitespace-separated tokens, so records are found anywhere in a
+// line (seed 004's log lost its newlines) and the training script printed
+// before the log cannot match (`step:{step}/{train_steps}` is not `step:N/M`).
+// Steps: `step:N/M train_time:Tms step_avg:Ams` (modded-nanogpt records: no
+// loss, so the step's loss is unknown) or `step:N/M train_loss:L train_time:Tms
+// step_avg:Ams`. seconds = (T - T_prev) / (N - N_prev) / 1000 with (N_prev,
+// T_prev) the latest earlier timed record (train or val; (0, 0) at the
+// start, as train_time counts from step 0): a log written every 200 steps
+// gives each record the mean time per step over its 200 steps (span = 200).
+// A train_time lower than T_prev while N grows is a reset clock (2024
+// records restart it after 10 warm-up steps): timed from 0 at N_prev
+// (provenance train_time_resets). `warmup_step:` tokens are not steps.
+// tokens = train_batch_tokens / world_size when both were logged.
+// Eval: `step:N/M val_loss:V [val_bpb:B] train_time:Tms step_avg:Ams` is the
+// eval loss at step N. Its train_time (the clock stopped, device
+// synchronised, before validating) ends step N: step N's time runs to it,
+// and a val record at a step with no training record of its own (step 0, or
+// parameter-golf's last step) is a step row of its own, loss unknown.
+// Unknown `name:value` fields of a record (val_bpb, ...) are ignored.
+// step_avg: the last finite one is the log's own mean step time
+// (tool_step_avg_s). Planned: M of the last record; a log ending before step
+// M is interrupted unless it says `stopping_early:` (parameter-golf's
+// wall-clock cap). Ranks: with torchrun's `[rankK]:` tags only the rank of
+// the first record is read.
+// Params: `model_params:N`. Memory: `peak memory allocated: X MiB` (2024:
+// `peak memory consumption: X MiB`) -> memory_bytes; nvidia-smi's `U MiB /
+// C MiB` -> memory_total_bytes. Provenance: config.* (numeric or boolean
+// `key:value` tokens before the first record and after the last `=====`
+// separator before it, which ends modded-nanogpt's echoed script),
+// pytorch_version/python_version (`Running PyTorch X`),
+// cuda_version/driver_version, device (nvidia-smi's `NVIDIA ...` name).
+// Detection: a `step:N/M` token followed by one starting `train_loss:`,
+// `val_loss:` or `train_time:`; hints `model_params:N`, `warmup_step:N/M`.
 #include <cmath>
 #include <deque>
 #include <vector>
@@ -378,26 +413,31 @@ class NanoGptParser {
 
 }  // namespace
 
-bool nanogpt_record(std::string_view token, std::string_view next) {
-  return step_token(without_rank_tags(token)) && is_record_field(next);
-}
-
-bool nanogpt_hint(std::string_view token) {
-  token = without_rank_tags(token);
-  if (starts_with(token, "model_params:")) return parse_count(token.substr(13)).has_value();
-  if (starts_with(token, "warmup_step:")) return step_token(token.substr(7)).has_value();
-  return false;
-}
-
-ParsedLog parse_nanogpt(std::istream& in, const std::string& file_name) {
-  Sha256 hash;
-  ChunkReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a nanogpt log"});
-  NanoGptParser parser(file_name);
-  TokenScanner scanner([&](const Token& token) { parser.token(token); });
-  Piece piece;
-  while (reader.next(piece)) scanner.push(piece);
-  scanner.finish();
-  return parser.finish(reader.lines(), reader.bytes(), hash.hex_digest(), scanner.dropped());
+LogFormat make_nanogpt_format() {
+  LogFormat f;
+  f.name = "nanogpt";
+  f.example = "`step:N/M [train_loss:L] train_time:Tms ...`";
+  f.sample = "step:3/20 train_loss:7.1234 train_time:630ms step_avg:210.00ms";
+  f.record.tokens = [](std::string_view previous, std::string_view token) {
+    return step_token(without_rank_tags(previous)) && is_record_field(token);
+  };
+  f.hint.tokens = [](std::string_view, std::string_view token) {
+    token = without_rank_tags(token);
+    if (starts_with(token, "model_params:")) return parse_count(token.substr(13)).has_value();
+    if (starts_with(token, "warmup_step:")) return step_token(token.substr(7)).has_value();
+    return false;
+  };
+  f.parse = [](std::istream& in, const std::string& file_name, const std::string&) {
+    Sha256 hash;
+    ChunkReader reader(in, file_name, ReaderOptions{&hash, nullptr, UINT64_MAX, "a nanogpt log"});
+    NanoGptParser parser(file_name);
+    TokenScanner scanner([&](const Token& token) { parser.token(token); });
+    Piece piece;
+    while (reader.next(piece)) scanner.push(piece);
+    scanner.finish();
+    return parser.finish(reader.lines(), reader.bytes(), hash.hex_digest(), scanner.dropped());
+  };
+  return f;
 }
 
 }  // namespace twinbench::logs

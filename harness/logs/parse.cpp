@@ -1,5 +1,6 @@
 // parse_log(): the input as the program wrote it — gzip inflated, a log
-// collector's envelope removed — then the format's parser; for auto, detect
+// collector's envelope removed — then the chosen format's parser (the table,
+// formats.h); for auto, detect
 // on a prefix and replay that prefix in front of the rest of the stream, so
 // that a pipe (not seekable) is read once. A log given to the wrong --format
 // gets an error naming the format its content looks like.
@@ -15,7 +16,6 @@
 
 #include "harness/logs/collector.h"
 #include "harness/logs/detect.h"
-#include "harness/logs/formats.h"
 #include "harness/logs/gzip_stream.h"
 
 namespace twinbench::logs {
@@ -67,25 +67,19 @@ std::string read_head(std::streambuf* source, size_t n) {
   return head;
 }
 
-ParsedLog parse_as(LogFormat format, std::istream& in, const std::string& file_name) {
-  switch (format) {
-    case LogFormat::kMaxText: return parse_maxtext(in, file_name);
-    case LogFormat::kTorchTitan: return parse_torchtitan(in, file_name);
-    case LogFormat::kNanoGpt: return parse_nanogpt(in, file_name);
-    case LogFormat::kJsonl: return parse_jsonl(in, file_name);
-  }
-  throw std::logic_error("parse_as: unknown format");
+ParsedLog parse_as(const FormatChoice& choice, std::istream& in, const std::string& file_name) {
+  return choice.format->parse(in, file_name, choice.argument);
 }
 
-// `format` named explicitly: the text is parsed as that format; when that
+// A format chosen explicitly: the text is parsed as that format; when that
 // fails, the first kDetectBytes (kept for this) say what the text looks like.
-ParsedLog parse_named(LogFormat format, std::streambuf* text, const std::string& file_name) {
+ParsedLog parse_named(const FormatChoice& choice, std::streambuf* text, const std::string& file_name) {
   std::string head = read_head(text, kDetectBytes);
   const std::string kept = head;
   ReplayBuffer replay(std::move(head), text);
   std::istream in(&replay);
   try {
-    return parse_as(format, in, file_name);
+    return parse_as(choice, in, file_name);
   } catch (const ParseError& e) {
     std::istringstream again(kept);
     std::string consumed;
@@ -95,12 +89,12 @@ ParsedLog parse_named(LogFormat format, std::streambuf* text, const std::string&
     } catch (const ParseError&) {
       // No format's records (or several): nothing better to say.
     }
-    if (!looks || looks->from_hint || looks->format == format) throw;
+    if (!looks || looks->from_hint || looks->format == choice.format) throw;
     throw ParseError(e.file(), e.line(),
                      fmt::format("{}; this looks like a {} log, not {} (records from line {}: {}): pass "
                                  "--format {} or --format auto",
-                                 e.message(), format_name(looks->format), format_name(format), looks->line,
-                                 format_example(looks->format), format_name(looks->format)),
+                                 e.message(), looks->format->name, choice.format->name, looks->line,
+                                 looks->format->example, looks->format->name),
                      e.column());
   }
 }
@@ -111,34 +105,26 @@ ParsedLog parse_detected(std::streambuf* text, const std::string& file_name) {
   const Detection detection = detect_format(in, file_name, prefix);
   ReplayBuffer replay(std::move(prefix), text);
   std::istream joined(&replay);
-  ParsedLog log = parse_as(detection.format, joined, file_name);
+  ParsedLog log = parse_as(FormatChoice{detection.format, ""}, joined, file_name);
   log.provenance["format_detection"] =
-      fmt::format("auto: {} ({} line {})", format_name(detection.format),
+      fmt::format("auto: {} ({} line {})", detection.format->name,
                   detection.from_hint ? "no records; a hint on" : "records from", detection.line);
   return log;
 }
 
 }  // namespace
 
-const std::vector<std::string>& log_format_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (LogFormat f : all_formats()) out.emplace_back(format_name(f));
-    out.emplace_back("auto");
-    return out;
-  }();
-  return names;
+std::string log_format_help() { return format_choices() + " or auto (detect it from the content)"; }
+
+std::optional<FormatChoice> choose_log_format(const std::string& format) {
+  if (format == "auto") return std::nullopt;
+  if (!find_format(format))
+    throw FormatError(fmt::format("unknown log format \"{}\"; expected one of {}", format, log_format_help()));
+  return choose_format(format);
 }
 
 ParsedLog parse_log(std::istream& in, const std::string& file_name, const std::string& format) {
-  std::optional<LogFormat> named;
-  if (format != "auto") {
-    named = format_from_name(format);
-    if (!named) {
-      throw std::invalid_argument(fmt::format("unknown log format \"{}\"; expected one of {}", format,
-                                              fmt::join(log_format_names(), ", ")));
-    }
-  }
+  const std::optional<FormatChoice> named = choose_log_format(format);
   // gzip: by its magic bytes, whatever the file is called.
   std::string magic = read_head(in.rdbuf(), 2);
   const bool gzipped = is_gzip(magic);

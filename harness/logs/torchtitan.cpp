@@ -1,5 +1,24 @@
-// torchtitan training logs: `step:` and `validate step:` lines, model size,
-// device capacity. The field mapping is documented in formats.h.
+// The torchtitan log format: `step:` and `validate step:` lines, model size,
+// device capacity.
+//
+// Steps: `step: N  loss: L  [grad_norm: G]  memory: M GiB(P%)  tps: T
+// [tflops: F]  mfu: U%` in any order, unknown fields ignored -> loss,
+// grad_norm, memory_bytes (max reserved) and memory_pct, tokens_per_s (per
+// device; older versions' `wps` too), tflops_per_s, mfu (percent). seconds: from the logger's
+// timestamps, the time since the previous step or `validate step:` line
+// (torchtitan also leaves validation out of tps) divided by the steps
+// between them (span); none for the first step line or without timestamps.
+// Eval: `validate step: N  loss: L ...`.
+// Ranks: with torchrun's `[rankK]:` tags only the rank of the first step
+// line (normally rank 0) is read; other ranks' records are counted in one
+// skip note.
+// Params: `[Model ]<name> <flavor> size: 8,030,261,248 total parameters`.
+// Memory: `<GPU|CUDA|...> capacity: <device> with 79.11GiB memory` ->
+// memory_total_bytes and provenance device. Provenance: model, job
+// (`Starting job:`), peak_flops (`Peak FLOPS used for computing MFU:`).
+// Planned: steps up to N of `Training starts at step 1, ..., total steps N`;
+// `Ran out of data` explains an early stop.
+// Detection: the step and validate records; hint `[titan]`.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -54,6 +73,20 @@ std::optional<double> size_with_unit(std::string_view text) {
   if (!number || !unit) return std::nullopt;
   return *number * *unit;
 }
+
+bool torchtitan_record(std::string_view body) {
+  if (starts_with(body, "validate step:")) body.remove_prefix(9);
+  else if (!starts_with(body, "step:")) return false;
+  // "step:  12  loss: ..." - an integer step and a separate loss field, which
+  // nanogpt's "step:1/20 train_loss:..." is not.
+  const auto fields = pairs(body);
+  if (fields.empty() || fields[0].first != "step" || !parse_count(fields[0].second)) return false;
+  for (const auto& field : fields)
+    if (field.first == "loss") return true;
+  return false;
+}
+
+bool torchtitan_hint(std::string_view text) { return text.find("[titan]") != std::string_view::npos; }
 
 class TorchTitanParser {
  public:
@@ -218,22 +251,17 @@ class TorchTitanParser {
 
 }  // namespace
 
-bool torchtitan_record(std::string_view body) {
-  if (starts_with(body, "validate step:")) body.remove_prefix(9);
-  else if (!starts_with(body, "step:")) return false;
-  // "step:  12  loss: ..." - an integer step and a separate loss field, which
-  // nanogpt's "step:1/20 train_loss:..." is not.
-  const auto fields = pairs(body);
-  if (fields.empty() || fields[0].first != "step" || !parse_count(fields[0].second)) return false;
-  for (const auto& field : fields)
-    if (field.first == "loss") return true;
-  return false;
-}
-
-bool torchtitan_hint(std::string_view raw) { return raw.find("[titan]") != std::string_view::npos; }
-
-ParsedLog parse_torchtitan(std::istream& in, const std::string& file_name) {
-  return parse_lines<TorchTitanParser>(in, file_name, "a torchtitan log");
+LogFormat make_torchtitan_format() {
+  LogFormat f;
+  f.name = "torchtitan";
+  f.example = "`step: N  loss: L  ...  tps: T  ...`";
+  f.sample = "step:  3  loss:  7.9321  grad_norm:  1.2000  memory:  2.47GiB(3.12%)  tps: 8,192  tflops: 0.49  mfu: 0.05%";
+  f.record.line = [](const LineView& l) { return torchtitan_record(l.body); };
+  f.hint.line = [](const LineView& l) { return torchtitan_hint(l.text); };
+  f.parse = [](std::istream& in, const std::string& file_name, const std::string&) {
+    return parse_lines<TorchTitanParser>(in, file_name, "a torchtitan log");
+  };
+  return f;
 }
 
 }  // namespace twinbench::logs

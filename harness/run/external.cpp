@@ -177,11 +177,11 @@ void ExternalExecutor::supervise(pid_t pid, int fd, const ExternalSpec& spec, co
                                  const std::string& capture_path, StepWriter& writer, Progress* progress,
                                  ChildRun& run) {
   std::ofstream capture(capture_path, std::ios::binary);
-  // What the final parse reads: for jsonl only the lines that look like JSON
-  // objects, so that a trainer's chatter on stdout (warnings, banners) is
-  // ignored as docs/external.md promises; the text formats skip such lines themselves.
+  // What the final parse reads: the lines the format captures (jsonl only
+  // the lines that look like JSON objects, so that a trainer's chatter on
+  // stdout is ignored as docs/external.md promises; the text formats skip
+  // such lines themselves).
   std::ofstream records(capture_path + ".records", std::ios::binary);
-  const bool jsonl = spec.format == "jsonl";
   logs::LiveLog live(spec.format);
   const auto start = Clock::now();
   std::optional<Clock::time_point> kill_at;  // after asking the child to stop
@@ -200,7 +200,7 @@ void ExternalExecutor::supervise(pid_t pid, int fd, const ExternalSpec& spec, co
     }
   };
   const auto handle = [&](const std::string& line) {
-    if (!jsonl || line.find_first_not_of(" \t") == line.find('{')) records << line << '\n';
+    if (live.captured(line)) records << line << '\n';
     if (run.status != RunStatus::running) return;
     if (const auto skip = trainer_skip_reason(line)) return stop_child(RunStatus::skipped, *skip, SIGTERM);
     const auto parsed = live.line(line);

@@ -1,4 +1,4 @@
-// The log parsers of `twinbench import` (harness/ingest): each format on its
+// The log parsers (harness/logs, read by `twinbench import` and external variants): each format on its
 // fixtures (seed excerpts and hand-made files in tests/data/ingest), MaxView's
 // figures for seed 000, auto-detection, every bad input, SHA-256, streaming.
 #include <gtest/gtest.h>
@@ -464,12 +464,6 @@ TEST(IngestDetect, NanoGptRecordsAfterALongScript) {
   text += "step:1/10 train_loss:5.0 train_time:100ms step_avg:100ms\n";
   EXPECT_GT(text.size(), 200000u);
   EXPECT_EQ(parse_text(text, "auto").format, "nanogpt");
-}
-
-TEST(IngestDetect, FormatNames) {
-  EXPECT_EQ(log_format_names().back(), "auto");
-  EXPECT_EQ(format_from_name("torchtitan"), LogFormat::kTorchTitan);
-  EXPECT_THROW(parse_text("x\n", "tensorboard"), std::invalid_argument);
 }
 
 // ---- bad input --------------------------------------------------------------------

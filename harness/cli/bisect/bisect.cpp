@@ -20,6 +20,7 @@
 #include "harness/cli/ab/error.h"
 #include "harness/cli/bisect/trees.h"
 #include "harness/compare/runs.h"
+#include "harness/logs/formats.h"
 #include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/store/store.h"
@@ -256,6 +257,7 @@ compare::BisectResult Bisector::run() {
   case_file_ = fs::absolute(find_case_file(o_.case_name)).string();
   const RunConfig config = load_config(case_file_, o_.overrides);
   metrics::check_thresholds(config);
+  logs::check_external_formats(config.externals);
   case_name_ = config.case_name;
   looks_ = metric_->deterministic() ? 1 : stats::default_plan(o_.max_rounds).looks.size();
 
