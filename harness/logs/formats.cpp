@@ -15,7 +15,8 @@ namespace twinbench::logs {
   X(maxtext)                     \
   X(torchtitan)                  \
   X(nanogpt)                     \
-  X(jsonl)
+  X(jsonl)                       \
+  X(pattern)
 
 #define TWINBENCH_DECLARE_LOG_FORMAT(name) LogFormat make_##name##_format();
 TWINBENCH_LOG_FORMATS(TWINBENCH_DECLARE_LOG_FORMAT)
