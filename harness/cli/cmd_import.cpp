@@ -1,5 +1,5 @@
-// `twinbench import`: trainer logs (MaxText, torchtitan, modded-nanogpt, JSON
-// lines, line patterns) into the store, one run per file (harness/logs/parse.h parses,
+// `twinbench import`: trainer logs (any format of harness/logs/formats.h's
+// table) into the store, one run per file (harness/logs/parse.h parses,
 // harness/ingest/import_log.h stores). Files, directories and globs; one
 // line per file; the good files are stored even when others fail. docs/cli.md
 // ("import") describes the command and each format's field mapping.
@@ -266,8 +266,8 @@ void run_import(const ImportOpts& o) {
 void add_import_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ImportOpts>();
   auto* cmd = app.add_subcommand(
-      "import", "store trainer logs (MaxText, torchtitan, modded-nanogpt, JSON lines, a trainer's own lines by a "
-                "pattern) as runs: one file = one run, idempotent by content");
+      "import", "store trainer logs as runs, in any of the log formats (--format): one file = one run, idempotent "
+                "by content");
   cmd->add_option("files", o->files, "log files (gzip too), directories (their *.log, *.txt, *.out, *.jsonl files) "
                                      "or quoted glob patterns")
       ->required();

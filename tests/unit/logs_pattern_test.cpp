@@ -54,6 +54,32 @@ std::vector<std::string> lines_of(const std::string& path) {
   return out;
 }
 
+// Each line of `path` that `record` matches (groups: step, loss, time in ms, and with
+// `tokens_per_s` tokens/s) against the parsed steps, in order; returns how many lines matched.
+size_t expect_records_as_read(const ParsedLog& log, const std::string& path, const std::regex& record,
+                              bool tokens_per_s = false) {
+  size_t k = 0;
+  for (const std::string& line : lines_of(path)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, record)) continue;
+    if (k >= log.steps.size()) {
+      ADD_FAILURE() << "more record lines than steps: " << line;
+      break;
+    }
+    const ParsedStep& s = log.steps[k++];
+    EXPECT_EQ(s.step, std::stoll(m[1])) << line;
+    EXPECT_DOUBLE_EQ(*s.loss, std::stod(m[2])) << line;
+    EXPECT_DOUBLE_EQ(*s.seconds, std::stod(m[3]) / 1000.0) << line;
+    if (!tokens_per_s) continue;
+    if (!s.tokens_per_s) {
+      ADD_FAILURE() << "no tokens/s read from " << line;
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(*s.tokens_per_s, std::stod(m[4])) << line;
+  }
+  return k;
+}
+
 // ---- fields and numbers --------------------------------------------------------------
 
 TEST(LogPattern, EveryFieldAndBothStepTimes) {
@@ -300,23 +326,16 @@ TEST(LogPattern, NanoGptLogMadeOnThisMachine) {
                                              "{or} step {step}: train loss {_}, val loss {eval_loss}");
   const std::regex iter(R"(^iter (\d+): loss ([0-9.]+), time ([0-9.]+)ms, mfu (-?[0-9.]+)%$)");
   const std::regex eval(R"(^step (\d+): train loss ([0-9.]+), val loss ([0-9.]+)$)");
-  size_t k = 0, evals = 0;
+  EXPECT_EQ(expect_records_as_read(log, path, iter), log.steps.size());
+  size_t evals = 0;
   for (const std::string& line : lines_of(path)) {
     std::smatch m;
-    if (std::regex_match(line, m, eval)) {
-      ASSERT_LT(evals, log.eval_losses.size());
-      EXPECT_EQ(log.eval_losses[evals].first, std::stoll(m[1]));
-      EXPECT_DOUBLE_EQ(log.eval_losses[evals].second, std::stod(m[3]));
-      ++evals;
-    }
-    if (!std::regex_match(line, m, iter)) continue;
-    ASSERT_LT(k, log.steps.size());
-    const ParsedStep& s = log.steps[k++];
-    EXPECT_EQ(s.step, std::stoll(m[1]));
-    EXPECT_DOUBLE_EQ(*s.loss, std::stod(m[2]));
-    EXPECT_DOUBLE_EQ(*s.seconds, std::stod(m[3]) / 1000.0);
+    if (!std::regex_match(line, m, eval)) continue;
+    ASSERT_LT(evals, log.eval_losses.size());
+    EXPECT_EQ(log.eval_losses[evals].first, std::stoll(m[1]));
+    EXPECT_DOUBLE_EQ(log.eval_losses[evals].second, std::stod(m[3]));
+    ++evals;
   }
-  EXPECT_EQ(k, log.steps.size());
   EXPECT_EQ(evals, log.eval_losses.size());
   // The run as made: 21 iterations (0..20, max_iters=20), evaluated at 0, 10 and 20.
   ASSERT_EQ(log.steps.size(), 21u);
@@ -350,19 +369,12 @@ TEST(LogPattern, LlmcTrainGpt2C) {
       parse_log_file(path, "pattern:step {step}: train loss {loss} (took {step_time_ms} ms) {or} val loss {eval_loss}");
   const std::regex step(R"(^step (\d+): train loss ([0-9.]+) \(took ([0-9.]+) ms\)$)");
   const std::regex val(R"(^val loss ([0-9.]+)$)");
-  size_t k = 0;
+  EXPECT_EQ(expect_records_as_read(log, path, step), 41u);
   std::vector<double> vals;
   for (const std::string& line : lines_of(path)) {
     std::smatch m;
     if (std::regex_match(line, m, val)) vals.push_back(std::stod(m[1]));
-    if (!std::regex_match(line, m, step)) continue;
-    ASSERT_LT(k, log.steps.size());
-    const ParsedStep& s = log.steps[k++];
-    EXPECT_EQ(s.step, std::stoll(m[1]));
-    EXPECT_DOUBLE_EQ(*s.loss, std::stod(m[2]));
-    EXPECT_DOUBLE_EQ(*s.seconds, std::stod(m[3]) / 1000.0);
   }
-  EXPECT_EQ(k, 41u);
   EXPECT_EQ(log.steps.size(), 41u);
   ASSERT_EQ(log.eval_losses.size(), vals.size());
   ASSERT_EQ(vals.size(), 5u);
@@ -382,18 +394,7 @@ TEST(LogPattern, LlmcTrainGpt2Cu) {
                                              "{or} val loss {eval_loss}");
   const std::regex step(R"(^step +(\d+)/30 \| loss ([0-9.]+) \([-+][0-9.]+z\)\| norm [0-9.]+ \([-+][0-9.]+z\)\| )"
                         R"(lr [0-9.e+-]+ \| ([0-9.]+) ms \| [0-9.]+% bf16 MFU \| ([0-9]+) tok/s$)");
-  size_t k = 0;
-  for (const std::string& line : lines_of(path)) {
-    std::smatch m;
-    if (!std::regex_match(line, m, step)) continue;
-    ASSERT_LT(k, log.steps.size());
-    const ParsedStep& s = log.steps[k++];
-    EXPECT_EQ(s.step, std::stoll(m[1]));
-    EXPECT_DOUBLE_EQ(*s.loss, std::stod(m[2]));
-    EXPECT_DOUBLE_EQ(*s.seconds, std::stod(m[3]) / 1000.0);
-    EXPECT_DOUBLE_EQ(*s.tokens_per_s, std::stod(m[4]));
-  }
-  EXPECT_EQ(k, 30u);
+  EXPECT_EQ(expect_records_as_read(log, path, step, /*tokens_per_s=*/true), 30u);
   ASSERT_EQ(log.steps.size(), 30u);
   EXPECT_EQ(log.steps.front().step, 1);
   // Evaluations before steps 1, 11 and 21 (as printed), and after the last one.
