@@ -18,7 +18,8 @@ struct ExternalSpec {
   std::vector<std::string> command;  // argv, never a shell; "{source_dir}" / "{case_dir}" expanded
   std::string cwd;                   // "" = twinbench's own; relative = to the case file's folder
   std::vector<std::pair<std::string, std::string>> env;  // on top of twinbench's environment
-  std::string format = "jsonl";      // jsonl | maxtext | torchtitan | nanogpt (harness/ingest)
+  std::string format = "jsonl";      // a log format choice of harness/logs/formats.h's table ("NAME[:ARGUMENT]")
+  std::string format_where;          // where `format` was set ("cases/x.toml:14"), for its check
   double timeout_s = 3600;           // the whole run's wall time; then killed and failed
   int64_t params = 0;                // expected parameter count; 0 = the case's when same_model, else unchecked
   // Trains twinbench's own model: twinbench writes the canonical initial

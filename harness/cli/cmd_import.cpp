@@ -1,5 +1,5 @@
-// `twinbench import`: trainer logs (MaxText, torchtitan, modded-nanogpt, JSON
-// lines) into the store, one run per file (harness/ingest/parse.h parses,
+// `twinbench import`: trainer logs (any format of harness/logs/formats.h's
+// table) into the store, one run per file (harness/logs/parse.h parses,
 // harness/ingest/import_log.h stores). Files, directories and globs; one
 // line per file; the good files are stored even when others fail. docs/cli.md
 // ("import") describes the command and each format's field mapping.
@@ -17,8 +17,8 @@
 
 #include "harness/cli/common.h"
 #include "harness/ingest/import_log.h"
-#include "harness/ingest/parse.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/parse.h"
+#include "harness/logs/sha256.h"
 #include "harness/store/store.h"
 
 namespace twinbench::cli {
@@ -45,7 +45,7 @@ struct Input {
   explicit Input(std::string p, std::string why = "") : path(std::move(p)), error(std::move(why)) {}
   std::string path;
   std::string error;  // set: failed (nothing parsed)
-  std::optional<ingest::ParsedLog> log;
+  std::optional<logs::ParsedLog> log;
   std::string branch;
   std::optional<ingest::ImportedRun> run;
   std::optional<store::ImportOutcome> outcome;
@@ -137,7 +137,7 @@ std::string group_of(const ImportOpts& o, const std::string& branch, const std::
   std::string key = o.case_name + "\n" + o.variant + "\n" + branch;
   for (const auto& in : inputs)
     if (in.log && in.branch == branch) key += "\n" + in.log->sha256;
-  return "import-" + ingest::sha256_hex(key).substr(0, 12);
+  return "import-" + logs::sha256_hex(key).substr(0, 12);
 }
 
 nlohmann::ordered_json summary_json(const Input& in) {
@@ -191,7 +191,7 @@ std::string summary_line(const Input& in) {
 }
 
 // Why a file failed, for its line (which starts with the file): "line 12: ...".
-std::string parse_error_text(const ingest::ParseError& e) {
+std::string parse_error_text(const logs::ParseError& e) {
   if (e.line() <= 0) return e.message();
   if (e.column() > 0) return fmt::format("line {} column {}: {}", e.line(), e.column(), e.message());
   return fmt::format("line {}: {}", e.line(), e.message());
@@ -200,6 +200,11 @@ std::string parse_error_text(const ingest::ParseError& e) {
 void run_import(const ImportOpts& o) {
   if (o.branch_from_dir && !o.branch.empty())
     throw std::invalid_argument("import: --branch and --branch-from-dir exclude each other");
+  try {
+    logs::choose_log_format(o.format);  // a bad --format (an unknown name, a pattern that is not one) reads no file
+  } catch (const logs::FormatError& e) {
+    throw std::invalid_argument(std::string("--format: ") + e.what());
+  }
   const std::string branch = flag_or_env(o.branch, "TWINBENCH_BRANCH");
   std::vector<Input> inputs = expand_inputs(o.files);
   // Every file is parsed first (the groups hash the contents); a file that
@@ -207,9 +212,9 @@ void run_import(const ImportOpts& o) {
   for (auto& in : inputs) {
     if (!in.error.empty()) continue;
     try {
-      in.log = ingest::parse_log_file(in.path, o.format);
+      in.log = logs::parse_log_file(in.path, o.format);
       in.branch = o.branch_from_dir ? fs::absolute(in.path).parent_path().filename().string() : branch;
-    } catch (const ingest::ParseError& e) {
+    } catch (const logs::ParseError& e) {
       in.error = parse_error_text(e);
     }
   }
@@ -261,14 +266,12 @@ void run_import(const ImportOpts& o) {
 void add_import_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ImportOpts>();
   auto* cmd = app.add_subcommand(
-      "import", "store trainer logs (MaxText, torchtitan, modded-nanogpt, JSON lines) as runs: one file = one run, "
-                "idempotent by content");
+      "import", "store trainer logs as runs, in any of the log formats (--format): one file = one run, idempotent "
+                "by content");
   cmd->add_option("files", o->files, "log files (gzip too), directories (their *.log, *.txt, *.out, *.jsonl files) "
                                      "or quoted glob patterns")
       ->required();
-  std::vector<std::string> formats = ingest::log_format_names();
-  cmd->add_option("--format", o->format, "maxtext, torchtitan, nanogpt, jsonl or auto (detect from the content)")
-      ->check(CLI::IsMember(formats));
+  cmd->add_option("--format", o->format, logs::log_format_help() + "; docs/cli.md");
   cmd->add_option("--case", o->case_name, "case name to store the runs under, e.g. 04_int8")->required();
   cmd->add_option("--variant", o->variant, "implementation name to store the runs under, e.g. linen")->required();
   cmd->add_option("--branch", o->branch, "git branch label of the trained source (default: $TWINBENCH_BRANCH, else the log's)");

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/logs/formats.h"
 #include "harness/metrics/catalogue.h"
 
 namespace twinbench::cli {
@@ -32,6 +33,7 @@ RunConfig resolve(const ModelSelection& s) {
 RunConfig load_case(const std::string& file, const std::vector<std::string>& overrides, bool reduced) {
   RunConfig config = load_config(file, overrides, reduced);
   metrics::check_thresholds(config);
+  logs::check_external_formats(config.externals);
   return config;
 }
 

@@ -11,12 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/base/build_info.h"
-#include "harness/ingest/maxview.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/maxview.h"
+#include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/stats/summary.h"
 
 namespace twinbench::ingest {
+
+using logs::ParsedLog;
+using logs::ParsedStep;
 
 namespace {
 
@@ -148,7 +151,7 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
   m.memory_pct = pct;
 
   if (!log.steps.empty()) {
-    const MaxViewFigures mv = maxview_figures(log);
+    const logs::MaxViewFigures mv = logs::maxview_figures(log);
     m.maxview_final_loss = finite_or_none(mv.final_loss);
     // Steps without rates (a twinbench export read back): the run line's own figures.
     m.maxview_tflops_per_s = finite_or_none(mv.tflops_per_s);
@@ -218,7 +221,7 @@ std::string import_run_id(const std::string& content_sha256, const std::string& 
   // Lengths first, so that ("a b", "c") and ("a", "b c") cannot collide.
   const std::string key = fmt::format("{}:{}\n{}:{}\n{}", case_name.size(), case_name, variant.size(), variant,
                                       content_sha256);
-  return "import-" + sha256_hex(key).substr(0, 32);
+  return "import-" + logs::sha256_hex(key).substr(0, 32);
 }
 
 ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, const ImportOptions& o) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/base/records.h"
-#include "harness/ingest/parsed_log.h"
+#include "harness/logs/parsed_log.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/store/store.h"
 
@@ -32,7 +32,7 @@ struct ImportOptions {
 // A log ready to store.
 struct ImportedRun {
   store::RunRecord run;            // status completed; diverged when a loss is NaN; interrupted when the
-                                   // log shows the run stopped early (ParsedLog::interrupted)
+                                   // log shows the run stopped early (logs::ParsedLog::interrupted)
   std::vector<StepRecord> steps;   // one per step record of the log, stalls marked
   RunMetrics metrics;
   store::MetricList metric_list;   // what is stored (catalogue order; unknown figures null)
@@ -47,7 +47,7 @@ std::string import_run_id(const std::string& content_sha256, const std::string& 
 // The run `log` (read from `path`) becomes. No store access. Throws
 // std::invalid_argument for an empty case or variant or a negative
 // warmup_steps.
-ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, const ImportOptions& options);
+ImportedRun build_imported_run(const logs::ParsedLog& log, const std::string& path, const ImportOptions& options);
 
 // Writes it in one transaction: kAdded, kPresent (that run id is stored
 // already: nothing written) or, with `replace`, kReplaced.

@@ -1,6 +1,6 @@
 // The external executor: runs a trainer command as a variant (docs/external.md).
 // It writes the case for the child (external_inputs.h), starts it without a
-// shell, reads its stdout live (external_log.h: steps stored in batches and
+// shell, reads its stdout live (harness/logs/live_log.h: steps stored in batches and
 // the progress line as for native runs), and ends the run like a native one:
 // completed, failed (exit code and the end of stderr; timeout; flooding;
 // nothing parseable; a wrong parameter count), diverged, interrupted (the
@@ -28,12 +28,12 @@
 #include "harness/base/interrupt.h"
 #include "harness/base/spawn.h"
 #include "harness/base/temp_dir.h"
-#include "harness/ingest/parse.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/live_log.h"
+#include "harness/logs/parse.h"
+#include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/run/executor.h"
 #include "harness/run/external_inputs.h"
-#include "harness/run/external_log.h"
 #include "harness/run/plan.h"
 #include "harness/run/progress.h"
 
@@ -88,7 +88,7 @@ std::string script_of(const ExternalSpec& spec) {
 std::string file_sha256(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  ingest::Sha256 hash;
+  logs::Sha256 hash;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) hash.update(buf, static_cast<size_t>(in.gcount()));
   return hash.hex_digest();
@@ -131,7 +131,15 @@ std::string stderr_tail(const std::string& path) {
   return out;
 }
 
-StepRecord step_record(const ingest::ParsedStep& p, const RunConfig& c) {
+// `{"twinbench_skip": "reason"}`: the trainer cannot run this case.
+std::optional<std::string> trainer_skip_reason(const std::string& text) {
+  if (text.find("twinbench_skip") == std::string::npos) return std::nullopt;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("twinbench_skip") || !j["twinbench_skip"].is_string()) return std::nullopt;
+  return j["twinbench_skip"].get<std::string>();
+}
+
+StepRecord step_record(const logs::ParsedStep& p, const RunConfig& c) {
   StepRecord r;
   r.step = p.step;
   r.loss = p.loss.value_or(std::nan(""));
@@ -169,12 +177,12 @@ void ExternalExecutor::supervise(pid_t pid, int fd, const ExternalSpec& spec, co
                                  const std::string& capture_path, StepWriter& writer, Progress* progress,
                                  ChildRun& run) {
   std::ofstream capture(capture_path, std::ios::binary);
-  // What the final parse reads: for jsonl only the lines that look like JSON
-  // objects, so that a trainer's chatter on stdout (warnings, banners) is
-  // ignored as docs/external.md promises; the text formats skip such lines themselves.
+  // What the final parse reads: the lines the format captures (jsonl only
+  // the lines that look like JSON objects, so that a trainer's chatter on
+  // stdout is ignored as docs/external.md promises; the text formats skip
+  // such lines themselves).
   std::ofstream records(capture_path + ".records", std::ios::binary);
-  const bool jsonl = spec.format == "jsonl";
-  LiveLog live(spec.format);
+  logs::LiveLog live(spec.format);
   const auto start = Clock::now();
   std::optional<Clock::time_point> kill_at;  // after asking the child to stop
   int64_t bytes = 0;
@@ -192,9 +200,9 @@ void ExternalExecutor::supervise(pid_t pid, int fd, const ExternalSpec& spec, co
     }
   };
   const auto handle = [&](const std::string& line) {
-    if (!jsonl || line.find_first_not_of(" \t") == line.find('{')) records << line << '\n';
+    if (live.captured(line)) records << line << '\n';
     if (run.status != RunStatus::running) return;
-    if (const auto skip = LiveLog::skip_reason(line)) return stop_child(RunStatus::skipped, *skip, SIGTERM);
+    if (const auto skip = trainer_skip_reason(line)) return stop_child(RunStatus::skipped, *skip, SIGTERM);
     const auto parsed = live.line(line);
     if (!parsed) return;
     const StepRecord r = step_record(*parsed, config);
@@ -352,7 +360,7 @@ RunOutcome ExternalExecutor::execute(const RunRequest& request, const RunnerOpti
       out.metrics.reset();
       return out;
     }
-    std::optional<ingest::ParsedLog> log;
+    std::optional<logs::ParsedLog> log;
     if (run.status == RunStatus::running) {
       if (run.exit.exit_code == 127 && run.steps.empty() && tail.find("cannot start") != std::string::npos)
         run.status = RunStatus::failed,
@@ -365,7 +373,7 @@ RunOutcome ExternalExecutor::execute(const RunRequest& request, const RunnerOpti
     }
     if (run.status == RunStatus::running || run.status == RunStatus::interrupted || run.status == RunStatus::diverged) {
       try {
-        log = ingest::parse_log_file(dir->file("stdout.txt.records"), spec.format);
+        log = logs::parse_log_file(dir->file("stdout.txt.records"), spec.format);
       } catch (const std::exception& e) {
         if (run.status == RunStatus::running) {
           run.status = RunStatus::failed;
@@ -381,7 +389,7 @@ RunOutcome ExternalExecutor::execute(const RunRequest& request, const RunnerOpti
         run.status = RunStatus::failed,
         run.reason = fmt::format("trains {} parameters, the case expects {}", *log->params, inputs.expected_params);
     }
-    // Steps covered: a log written every k steps has records of span k (harness/ingest/parsed_log.h).
+    // Steps covered: a log written every k steps has records of span k (harness/logs/parsed_log.h).
     int64_t covered = 0;
     if (log)
       for (const auto& p : log->steps) covered += p.span;

@@ -169,6 +169,44 @@ TEST(FaultInput, CorruptCaseFiles) {
   expect_integrity_ok(db);
 }
 
+// A line pattern that is not one (--format pattern:..., or an [external.NAME] format): exit 2 and
+// one line naming the pattern and the column, before any file is read or any store opened.
+TEST(FaultInput, BadLinePatternsNameThePatternAndTheColumn) {
+  const Scratch s("patterns");
+  write_file(s.dir() / "train.log", "iter 0: loss 4.5, time 100ms\n");
+  const std::string known =
+      "(known: {step}, {loss}, {eval_loss}, {step_time_s}, {step_time_ms}, {tokens_per_s}, {_}, and {or} between "
+      "alternatives)";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"iter {stp}: loss {loss}", "column 6: unknown field {stp} " + known},
+      {"iter {step}{loss}", "column 12: {loss} right after {step} at column 6: two fields need literal text between them"},
+      {"loss {loss}", "column 6: alternative 1 reads {loss} but no {step}: only an eval line ({eval_loss} without step "
+                      "figures) may leave out the step number"},
+      {"iter {step: loss", "column 6: '{' without a closing '}' (write {{ for a literal brace)"},
+      {"iter {step} {loss} {loss}", "column 20: {loss} twice in one alternative (first at column 13)"},
+  };
+  for (const auto& [pattern, what] : cases) {
+    SCOPED_TRACE(pattern);
+    const auto r = twinbench(s.dir(), {"import", "train.log", "--format", "pattern:" + pattern, "--case", "c",
+                                       "--variant", "v", "--db", s.path("p.db")});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "twinbench: error: --format: line pattern \"" + pattern + "\": " + what + "\n");
+    EXPECT_EQ(r.out, "");  // not even the file's line: nothing was read
+    EXPECT_FALSE(fs::exists(s.path("p.db")));
+  }
+  const auto bare = twinbench(s.dir(), {"import", "train.log", "--format", "pattern", "--case", "c", "--variant", "v"});
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_EQ(bare.err, "twinbench: error: --format: log format \"pattern\": pattern needs one: pattern:LINE\n");
+  // The same check on a case's [external.NAME] format, at the file and line that set it.
+  write_file(s.dir() / "pattern.toml", "[model]\npreset = \"tiny\"\n[external.mine]\ncommand = [\"true\"]\n"
+                                       "format = \"pattern:iter {step}{loss}\"\n");
+  const auto r = twinbench(s.dir(), {"run", "--case", "./pattern.toml", "--variants", "mine", "--db", s.path("p.db")});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "twinbench: error: ./pattern.toml:5: external.mine.format: line pattern \"iter {step}{loss}\": "
+                   "column 12: {loss} right after {step} at column 6: two fields need literal text between them\n");
+  EXPECT_FALSE(fs::exists(s.path("p.db")));
+}
+
 TEST(FaultInput, NonFiniteAndExtremeConfigValues) {
   const Scratch s("config");
   const std::string db = s.path("config.db");

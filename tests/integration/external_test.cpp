@@ -96,6 +96,41 @@ TEST_F(External, ImporterFormatsWorkLive) {
   EXPECT_EQ(query_text(db("nanogpt"), "SELECT printf('%.3f', step_time_s) FROM steps WHERE step = 3"), "0.300");
 }
 
+// An unmodified trainer that prints its own lines (nanoGPT's), read with a line pattern: no JSON
+// wrapper. The eval line before an iteration makes it an evaluated step, live and at the end.
+TEST_F(External, TrainerLinesReadWithALinePattern) {
+  write_case("pattern", "echo 'Overriding: device = cpu'\n"
+                        "echo 'step 0: train loss 5.1000, val loss 5.2000'\n"
+                        "echo 'iter 0: loss 5.0000, time 120.00ms, mfu -100.00%'\n"
+                        "echo 'iter 1: loss 4.5000, time 100.00ms, mfu -100.00%'\n"
+                        "echo 'step 2: train loss 4.1000, val loss 4.2000'\n"
+                        "echo 'iter 2: loss 4.0000, time 110.00ms, mfu -100.00%'\n",
+             "format = \"pattern:iter {step}: loss {loss}, time {step_time_ms}ms {or} "
+             "step {step}: train loss {_}, val loss {eval_loss}\"\n");
+  const Result r = run_case("pattern");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(status("pattern"), "completed") << reason("pattern");
+  EXPECT_EQ(steps("pattern"), 3);
+  const auto column = [&](const std::string& what, int step) {
+    return query_text(db("pattern"), "SELECT " + what + " FROM steps WHERE step = " + std::to_string(step));
+  };
+  EXPECT_EQ(column("printf('%.3f', step_time_s)", 1), "0.100");
+  EXPECT_EQ(column("printf('%.2f', loss)", 2), "4.00");
+  EXPECT_EQ(column("is_eval", 0), "1");
+  EXPECT_EQ(column("is_eval", 1), "0");
+  EXPECT_EQ(column("printf('%.2f', eval_loss)", 2), "4.20");
+  const std::string prov = query_text(db("pattern"), "SELECT provenance_json FROM runs");
+  EXPECT_NE(prov.find("\"external_format\":\"pattern:iter {step}"), std::string::npos) << prov;
+  // A pattern that is not one is refused when the case is read, naming the file, line, key and column.
+  const std::string bad = write_case("badpattern", "exit 0\n", "format = \"pattern:iter {stp}\"\n");
+  const Result e = cli().run("run --case " + bad + " --variants fake --no-db");
+  EXPECT_EQ(e.code, 2) << e.err;
+  EXPECT_NE(e.err.find("badpattern.toml:9: external.fake.format: line pattern \"iter {stp}\": column 6: unknown "
+                       "field {stp}"),
+            std::string::npos)
+      << e.err;
+}
+
 TEST_F(External, StepsAreStoredWhileTheTrainerRuns) {
   write_case("live", "echo '{\"step\": 0, \"loss\": 5.0, \"step_time_s\": 0.01}'\n"
                      "echo '{\"step\": 1, \"loss\": 4.0, \"step_time_s\": 0.01}'\n"

@@ -325,6 +325,35 @@ TEST(Import, ModdedNanoGptRecordLog) {
   EXPECT_NE(pair.out.find("| nanogpt step_avg | 0.05805 |"), std::string::npos) << pair.out;
 }
 
+// A trainer's own lines, described by a line pattern: karpathy/nanoGPT's log made on this
+// machine (tests/data/ingest/README.md), its iteration and eval lines.
+TEST(Import, NanoGptThroughALinePattern) {
+  const std::string db = path("pattern.db");
+  const std::string format = "'pattern:iter {step}: loss {loss}, time {step_time_ms}ms, mfu {_}% {or} "
+                             "step {step}: train loss {_}, val loss {eval_loss}'";
+  const auto r = twinbench("import " + fixture("karpathy_nanogpt_cpu.log") + " --format " + format +
+                           " --case tiny --variant nanogpt --json --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out)[0];
+  EXPECT_EQ(j["format"], "pattern");
+  EXPECT_EQ(j["status"], "completed");
+  EXPECT_EQ(j["steps"], 21);
+  EXPECT_EQ(j["metrics"]["first_loss"], 4.5453);
+  EXPECT_EQ(j["metrics"]["final_loss"], 4.0629);
+  EXPECT_EQ(j["metrics"]["eval_loss"], 4.0879);
+  const auto steps = stored_runs(db)[0]["steps"];
+  ASSERT_EQ(steps.size(), 21u);
+  EXPECT_DOUBLE_EQ(steps[1]["step_time_s"].get<double>(), 0.27153);
+  EXPECT_EQ(steps[10]["is_eval"], true);  // "step 10: train loss ..., val loss 4.2001" before iteration 10
+  EXPECT_EQ(steps[10]["eval_loss"], 4.2001);
+  // Without --format it is no known format; the error says a pattern must be named.
+  const auto plain = twinbench("import " + fixture("karpathy_nanogpt_cpu.log") + " --case tiny --variant v --db " +
+                               path("none.db"));
+  EXPECT_EQ(plain.code, 2);
+  EXPECT_NE(plain.out.find("(never detected, pass it: --format pattern:LINE, docs/cli.md)"), std::string::npos)
+      << plain.out;
+}
+
 // Gzip files import as the text they hold: the same content plain and
 // compressed is the same run.
 TEST(Import, GzipFilesAreTheSameContent) {

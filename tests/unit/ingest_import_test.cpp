@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/ingest/import_log.h"
-#include "harness/ingest/parse.h"
+#include "harness/logs/parse.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/store/export.h"
 #include "harness/store/store.h"
@@ -23,6 +23,10 @@
 
 namespace twinbench::ingest {
 namespace {
+
+using logs::ParsedLog;
+using logs::parse_log;
+using logs::parse_log_file;
 
 namespace fs = std::filesystem;
 

@@ -22,11 +22,15 @@
 
 #include "harness/base/temp_dir.h"
 #include "harness/ingest/import_log.h"
-#include "harness/ingest/parse.h"
+#include "harness/logs/parse.h"
 #include "harness/store/store.h"
 
 namespace twinbench::ingest::variations {
 namespace {
+
+using logs::ParsedLog;
+using logs::ParseError;
+using logs::parse_log;
 
 using Opt = std::optional<double>;
 

@@ -20,7 +20,8 @@
 #include "harness/cli/ab/error.h"
 #include "harness/cli/bisect/trees.h"
 #include "harness/compare/runs.h"
-#include "harness/ingest/sha256.h"
+#include "harness/logs/formats.h"
+#include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/store/store.h"
 
@@ -54,7 +55,7 @@ std::string workload_key(const BisectOptions& o, const std::string& case_file) {
   if (o.reduced) text += "reduced\n";  // only then: keys of sessions stored before --reduced existed stay
   text += fmt::format("threads\n{}\nduet\n{}\nbuild\n{}\nrun\n{}\nhost\n{}\n", threads ? threads : "", o.duet,
                       o.build_cmd, o.run_cmd, store::host_name());
-  return ingest::sha256_hex(text).substr(0, 12);
+  return logs::sha256_hex(text).substr(0, 12);
 }
 
 // The stored sessions of one (workload, good end, commit), newest first.
@@ -258,6 +259,7 @@ compare::BisectResult Bisector::run() {
   case_file_ = fs::absolute(find_case_file(o_.case_name)).string();
   const RunConfig config = load_config(case_file_, o_.overrides, o_.reduced);
   metrics::check_thresholds(config);
+  logs::check_external_formats(config.externals);
   case_name_ = config.case_name;
   looks_ = metric_->deterministic() ? 1 : stats::default_plan(o_.max_rounds).looks.size();
 
