@@ -4,7 +4,8 @@
 // by the build: cuda_runtime.cpp in builds against a CUDA LibTorch (PyPI's
 // torch 2.x), cuda_runtime_absent.cpp in CPU-only builds (Debian's LibTorch
 // 1.13), where available() is false and every other call throws NoCudaError.
-// Callers dispatch on torch::Device::is_cuda(); nothing else needs #if.
+// The CUDA device runtime (models/device/cuda.cpp) is the one caller; the rest
+// of twinbench asks models/device/runtime.h. Nothing else needs #if.
 #pragma once
 
 #include <torch/torch.h>
@@ -13,6 +14,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "models/device/runtime.h"
 
 namespace twinbench::cuda {
 
@@ -30,16 +33,7 @@ int device_count();
 
 // The facts that make a GPU's timings comparable with another's (stored in
 // provenance, hashed into the hardware fingerprint).
-struct DeviceFacts {
-  std::string name;               // "NVIDIA H100 80GB HBM3"
-  std::string compute_capability;  // "9.0"
-  int sm_count = 0;
-  int64_t memory_bytes = 0;  // total global memory
-  std::string driver;        // CUDA driver API version the driver supports, "13.0"
-  std::string runtime;       // CUDA runtime the build uses, "13.0"
-  std::string cudnn;         // "9.19.0" or "" when LibTorch has no cuDNN
-  std::string nccl;          // "2.28.9" or "" when LibTorch has no NCCL
-};
+using DeviceFacts = device::AcceleratorFacts;
 DeviceFacts facts(const torch::Device& device);
 // major * 10 + minor (9.0 -> 90), looked up once per device: what decides which
 // native kernels a device has (int8 tensor cores from 8.0, fp8 from 8.9).

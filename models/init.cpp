@@ -3,15 +3,16 @@
 
 #include <cmath>
 
+#include "models/device/runtime.h"
 #include "models/ops.h"
-#include "models/torch_compat.h"
 
 namespace twinbench {
 
 torch::Tensor init_tensor(const ParamSpec& spec, uint64_t seed) {
   const auto opts = torch::TensorOptions().dtype(torch::kFloat);
   if (spec.init == ParamSpec::Init::Ones) return torch::ones(spec.shape, opts);
-  auto gen = compat::make_generator(ops::mix_seed(seed, ops::hash_name(spec.name)), torch::kCPU);
+  const torch::Device host = torch::kCPU;  // canonical weights are made on the host, then moved
+  auto gen = device::runtime_for(host).make_generator(ops::mix_seed(seed, ops::hash_name(spec.name)), host);
   const double std = spec.init == ParamSpec::Init::Embedding
                          ? 1.0
                          : 1.0 / std::sqrt(static_cast<double>(spec.fan_in()));

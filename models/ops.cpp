@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "models/device/runtime.h"
 #include "models/onednn_gemm.h"
 #include "models/torch_compat.h"
 
@@ -60,7 +61,9 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
   const auto kh = expand_kv(k, H);
   const auto vh = expand_kv(v, H);
   torch::Tensor out;  // [B, H, S, hd]
-  if (auto fused = compat::fused_causal_attention(qh, kh, vh)) {
+  c10::optional<torch::Tensor> fused;
+  if (device::runtime_for(q.device()).fused_attention()) fused = compat::fused_causal_attention(qh, kh, vh);
+  if (fused) {
     out = *fused;
   } else {
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
@@ -137,7 +140,7 @@ torch::Tensor dropout(const torch::Tensor& x, double rate, const DropoutKey& key
   if (rate <= 0.0) return x;
   const uint64_t site_seed = mix_seed(mix_seed(key.seed, static_cast<uint64_t>(key.counter)),
                                       static_cast<uint64_t>(site));
-  auto gen = compat::make_generator(site_seed, x.device());
+  auto gen = device::runtime_for(x.device()).make_generator(site_seed, x.device());
   const auto keep = torch::empty_like(x).bernoulli_(1.0 - rate, gen);
   return x * keep * (1.0 / (1.0 - rate));
 }

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "models/cuda_runtime.h"
+#include "models/device/runtime.h"
 #include "models/torch_compat.h"
 
 namespace twinbench::quant {
@@ -71,9 +71,9 @@ struct Int8GemmFunction : public torch::autograd::Function<Int8GemmFunction> {
 }  // namespace
 
 bool native(Mode mode, const torch::Device& device) {
-  if (mode == Mode::kNone || !device.is_cuda() || !compat::has_native_low_precision_gemm()) return false;
-  const int cc = cuda::compute_capability(device);
-  return mode == Mode::kInt8 ? cc >= 80 : cc >= 89;
+  if (mode == Mode::kNone) return false;
+  return device::runtime_for(device).native_gemm(
+      mode == Mode::kInt8 ? device::LowPrecision::kInt8 : device::LowPrecision::kFp8, device);
 }
 
 std::string backend_name(const std::string& mode, const torch::Device& device) {

@@ -1,7 +1,8 @@
 // The one place where LibTorch version differences live. twinbench builds against
 // Debian's LibTorch 1.13 (CPU) and PyTorch 2.x's LibTorch (PyPI's wheel, CUDA
-// 13.0); everything else calls these. What differs by device (CUDA or not) is
-// in models/cuda_runtime.h, behind one interface with two implementations.
+// 13.0); everything else calls these. What differs by device kind is the device
+// runtime's (models/device/runtime.h): callers ask it before they reach the
+// device-specific kernels below.
 #pragma once
 
 #include <ATen/autocast_mode.h>
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
-
-#include "models/cuda_runtime.h"
 
 #define TWINBENCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -42,22 +41,16 @@ inline std::string torch_version() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
-// A generator for `device` seeded with `seed` (the functional implementation's
-// explicit PRNG key, the module implementation's owned stream).
-inline at::Generator make_generator(uint64_t seed, const torch::Device& device) {
-  if (device.is_cuda()) return cuda::make_generator(seed, device);
-  return at::detail::createCPUGenerator(seed);
-}
-
-// Fused causal attention (SDPA: flash or memory-efficient kernels) on CUDA where
-// the build has it (LibTorch >= 2.0); nullopt means "use the explicit
+// Fused causal attention (SDPA: flash or memory-efficient kernels) where the
+// build has it (LibTorch >= 2.0), for a device whose runtime asks for it
+// (DeviceRuntime::fused_attention: CUDA); nullopt means "use the explicit
 // matmul/softmax path in ops::causal_attention", as on the CPU, where both build
 // lines then compute attention the same way.
 // q [B, H, S, hd], k/v [B, H, S, hd] (already expanded for GQA).
 inline c10::optional<torch::Tensor> fused_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                                            const torch::Tensor& v) {
 #if TWINBENCH_TORCH_AT_LEAST(2, 0)
-  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
 #endif
   (void)q;
   (void)k;
@@ -148,15 +141,17 @@ typename StateMap::key_type optimizer_state_key(const StateMap& /*map*/, const t
 }
 
 // Native low-precision GEMMs exist in LibTorch >= 2.4 (_scaled_mm returning one
-// tensor; _int_mm since 2.1) and run on CUDA only.
+// tensor; _int_mm since 2.1). Which devices have them is the device runtime's
+// (DeviceRuntime::native_gemm; quant::native asks it before calling these).
 inline constexpr bool has_native_low_precision_gemm() { return TWINBENCH_TORCH_AT_LEAST(2, 4); }
 
 // a [M, K] @ b [K, N] of int8 values (held in any dtype, already integers in
-// [-127, 127]) with int32 accumulation through at::_int_mm; nullopt where the
-// build or the shape has no native kernel (CPU; M <= 16; K or N not a multiple of 8).
+// [-127, 127]) with int32 accumulation through at::_int_mm, on a device with
+// native int8 (quant::native); nullopt where the build or the shape has no native
+// kernel (M <= 16; K or N not a multiple of 8).
 inline c10::optional<torch::Tensor> int8_gemm(const torch::Tensor& a, const torch::Tensor& b) {
 #if TWINBENCH_TORCH_AT_LEAST(2, 4)
-  if (a.is_cuda() && a.size(0) > 16 && a.size(1) % 8 == 0 && b.size(1) % 8 == 0)
+  if (a.size(0) > 16 && a.size(1) % 8 == 0 && b.size(1) % 8 == 0)
     return at::_int_mm(a.to(torch::kChar).contiguous(), b.to(torch::kChar).contiguous());
 #endif
   (void)a;
@@ -167,13 +162,13 @@ inline c10::optional<torch::Tensor> int8_gemm(const torch::Tensor& a, const torc
 // a [M, K] @ b [K, N] where a and b hold values already on the fp8 grid of their
 // format (a: e4m3 or e5m2 as `a_e5m2` says; b: e4m3, or e5m2 when `b_e5m2`), times
 // inv_a * inv_b (0-d fp32), in fp32, through at::_scaled_mm (cuBLASLt fp8, sm_89
-// and newer; the caller checks the device). nullopt where the build or the shape
+// and newer; the caller checks the device: quant::native). nullopt where the build or the shape
 // has no native kernel (every dimension a multiple of 16). The casts are exact:
 // the values are representable.
 inline c10::optional<torch::Tensor> fp8_gemm(const torch::Tensor& a, bool a_e5m2, const torch::Tensor& b, bool b_e5m2,
                                              const torch::Tensor& inv_a, const torch::Tensor& inv_b) {
 #if TWINBENCH_TORCH_AT_LEAST(2, 4)
-  if (a.is_cuda() && a.size(0) % 16 == 0 && a.size(1) % 16 == 0 && b.size(1) % 16 == 0 && !(a_e5m2 && b_e5m2)) {
+  if (a.size(0) % 16 == 0 && a.size(1) % 16 == 0 && b.size(1) % 16 == 0 && !(a_e5m2 && b_e5m2)) {
     const auto type = [](bool e5m2) { return e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn; };
     const auto a8 = a.to(type(a_e5m2)).contiguous();          // row-major
     const auto b8 = b.t().contiguous().to(type(b_e5m2)).t();  // column-major, as cuBLASLt wants

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <variant>
 
+#include "models/device/kinds.h"
+
 namespace twinbench {
 
 namespace fs = std::filesystem;
@@ -217,14 +219,14 @@ std::vector<Setting> settings_from_overrides(const std::vector<std::string>& ove
 }
 
 void check_choice(const RunConfig& c, const std::vector<Setting>& settings, const std::string& key,
-                  const std::string& value, std::initializer_list<const char*> allowed) {
-  for (const char* a : allowed)
+                  const std::string& value, const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed)
     if (value == a) return;
   std::string where = "default";
   for (const auto& s : settings)
     if (s.key == key) where = s.where;
   std::string list;
-  for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
   (void)c;
   throw ConfigError(where, key, fmt::format("'{}' is not one of: {}", value, list));
 }
@@ -284,7 +286,9 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   check_choice(config, settings, "train.schedule", config.train.schedule, {"cosine", "linear", "constant"});
   check_choice(config, settings, "train.dtype", config.train.dtype, {"fp32", "bf16"});
   check_choice(config, settings, "data.source", config.data.source, {"synthetic", "shard"});
-  check_choice(config, settings, "requires.device", config.needs.device, {"any", "cpu", "cuda"});
+  std::vector<std::string> devices{"any"};  // or one of the registered device kinds
+  devices.insert(devices.end(), device::kind_names().begin(), device::kind_names().end());
+  check_choice(config, settings, "requires.device", config.needs.device, devices);
   if (config.data.source == "shard" && config.data.path.empty())
     throw ConfigError(where_of("data.source"), "data.path", "data.source = shard needs data.path");
   return config;

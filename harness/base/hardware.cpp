@@ -4,11 +4,12 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "models/device/host.h"
 
 namespace twinbench {
 
@@ -88,19 +89,7 @@ HardwareFingerprint hardware_fingerprint(const std::string& provenance_json) {
   return hardware_fingerprint(j);
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        const auto start = line.find_first_not_of(' ', colon + 1);
-        if (start != std::string::npos) return line.substr(start);
-      }
-    }
-  }
-  return "cpu";
-}
+std::string cpu_model() { return device::host_cpu_model(); }
 
 int cpu_cores() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);

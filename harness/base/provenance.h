@@ -28,7 +28,7 @@ struct Provenance {
   // int8/fp8-representable values, any device); "native" (CUDA: at::_int_mm for
   // int8, at::_scaled_mm for fp8 on sm_89+, where a site's shape allows; models/quant.h).
   std::string quant_backend = "none";
-  // CUDA runs: the device's facts (models/cuda_runtime.h), part of the hardware
+  // Accelerator runs: the device's facts (models/device/runtime.h), part of the hardware
   // fingerprint; empty on a CPU.
   std::string gpu_name, gpu_compute_capability, gpu_driver, cuda_runtime, cudnn_version, nccl_version;
   int gpu_sm_count = 0;

@@ -8,7 +8,7 @@
 #include "harness/run/calibrate.h"
 #include "harness/run/datasheet.h"
 #include "harness/run/device_choice.h"
-#include "models/cuda_runtime.h"
+#include "models/device/runtime.h"
 #include "harness/cli/common.h"
 #include "harness/base/provenance.h"
 #include "harness/store/store.h"
@@ -106,7 +106,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
     check_device_request(o->device);
     RunConfig any;  // requires.device = any: the request alone decides
     const torch::Device device = choose_device(o->device, any).device;
-    const std::string device_name = device.is_cuda() ? cuda::facts(device).name : cpu_name();
+    const std::string device_name = device::runtime_for(device).facts(device).name;
     store::Store db(o->db);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     const auto dtypes = o->dtypes.empty() ? calibration_dtypes(device) : split_commas(o->dtypes);

@@ -9,11 +9,11 @@
 #include "harness/cli/common.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
-#include "harness/run/memory.h"
 #include "harness/base/process_env.h"
 #include "harness/store/store.h"
 #include "harness/base/threads.h"
 #include "harness/run/token_shard.h"
+#include "models/device/runtime.h"
 #include "models/weights/safetensors.h"
 #include "models/torch_compat.h"
 #include "variants/registry.h"
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   add_import_command(app, exit_code);
   add_profile_command(app, exit_code);
   add_bisect_command(app, exit_code);
-  memory::install_cpu_tracker();  // before any tensor exists, so every byte is counted
+  device::install_memory_counting();  // before any tensor exists, so every byte is counted
   init_threads();
   try {
     app.parse(argc, argv);

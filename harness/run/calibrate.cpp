@@ -7,7 +7,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "harness/run/step_clock.h"
+#include "models/device/runtime.h"
 #include "models/onednn_gemm.h"
 #include "models/quant.h"
 #include "models/torch_compat.h"
@@ -59,16 +59,15 @@ std::vector<std::pair<std::string, std::function<void()>>> products(const std::s
 }  // namespace
 
 std::vector<std::string> calibration_dtypes(const torch::Device& device) {
-  if (!device.is_cuda()) return {"fp32", "bf16"};
-  std::vector<std::string> out{"bf16", "tf32", "fp32"};
-  if (quant::native(quant::Mode::kFp8, device)) out.emplace_back("fp8");
-  return out;
+  return device::runtime_for(device).calibration(device).dtypes;
 }
 
 MatmulPeak measure_matmul_peak(const std::string& dtype, const torch::Device& device) {
   if (dtype != "fp32" && dtype != "bf16" && dtype != "tf32" && dtype != "fp8")
     throw std::invalid_argument(fmt::format("calibrate: unknown dtype '{}' (fp32, bf16, tf32, fp8)", dtype));
-  if ((dtype == "tf32" || dtype == "fp8") && !device.is_cuda())
+  const device::DeviceRuntime& runtime = device::runtime_for(device);
+  const device::Calibration calibration = runtime.calibration(device);
+  if ((dtype == "tf32" || dtype == "fp8") && !calibration.tensor_cores)
     throw std::invalid_argument(fmt::format("calibrate: {} is a GPU tensor-core path; {} has none", dtype, device.str()));
   if (dtype == "fp8" && !quant::native(quant::Mode::kFp8, device))
     throw std::invalid_argument(
@@ -77,22 +76,18 @@ MatmulPeak measure_matmul_peak(const std::string& dtype, const torch::Device& de
   torch::NoGradGuard no_grad;
   const Tf32Scope tf32(dtype == "tf32");
   MatmulPeak best{dtype, 0, 0, 0, ""};
-  // A GPU reaches its peak only on large products (8192^3 is the usual anchor).
-  const std::vector<int64_t> sizes =
-      device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048, 3072};
-  StepClock clock(device);
-  for (const int64_t n : sizes) {
+  const auto clock = runtime.step_timer(device);  // CUDA events on a GPU
+  for (const auto& [n, iterations] : calibration.sizes) {
     std::vector<torch::Tensor> keep;
     for (const auto& [backend, product] : products(dtype, n, device, keep)) {
       for (int i = 0; i < 2; ++i) product();  // warm-up: threads, packing buffers, primitives, cuBLAS heuristics
-      clock.start();
-      clock.wait();
-      clock.stop();
-      const int iterations = device.is_cuda() ? 20 : (n <= 1024 ? 20 : 5);
-      clock.start();
+      clock->start();
+      clock->wait();
+      clock->stop();
+      clock->start();
       for (int i = 0; i < iterations; ++i) product();
-      clock.wait();
-      const double seconds = clock.stop() / iterations;
+      clock->wait();
+      const double seconds = clock->stop() / iterations;
       const double tflops = 2.0 * n * n * n / seconds / 1e12;
       if (tflops > best.tflops) best = {dtype, tflops, n, seconds, backend};
     }

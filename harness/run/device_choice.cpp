@@ -1,81 +1,115 @@
-// Device choice per case (see device_choice.h).
+// Device choice per case (see device_choice.h). The kinds, their names, their
+// messages and what this build and machine have all come from the device
+// runtimes (models/device/runtime.h); nothing here names a kind.
 #include "harness/run/device_choice.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 
-#include "models/cuda_runtime.h"
+#include "models/device/runtime.h"
 
 namespace twinbench {
 
 namespace {
 
-// "cuda:N" -> N; "cuda" -> -1 (the current device).
-int cuda_index(const std::string& request) {
-  if (request == "cuda") return -1;
-  const std::string digits = request.substr(5);
+// A --device request split at its colon: "cuda:1" -> the CUDA runtime and "1",
+// "cpu" -> the CPU runtime. `runtime` is null for a name no kind has, and for an
+// index given to a kind that has none ("cpu:0").
+struct DeviceRequest {
+  const device::DeviceRuntime* runtime = nullptr;
+  bool has_index = false;
+  std::string index;
+};
+
+DeviceRequest split_request(const std::string& request) {
+  DeviceRequest r;
+  const auto colon = request.find(':');
+  r.runtime = device::find_runtime(request.substr(0, colon));
+  if (colon != std::string::npos) {
+    r.has_index = true;
+    r.index = request.substr(colon + 1);
+    if (r.runtime && !r.runtime->indexed()) r.runtime = nullptr;
+  }
+  return r;
+}
+
+// "cuda:N" -> N; "cuda" -> -1 (the first device).
+int request_index(const std::string& request, const DeviceRequest& r) {
+  if (!r.has_index) return -1;
   char* end = nullptr;
-  const long index = std::strtol(digits.c_str(), &end, 10);
-  if (digits.empty() || *end != '\0' || index < 0 || index > 1023)
-    throw ConfigError("command line", "--device", fmt::format("'{}' is not cuda:N with N a device index", request));
+  const long index = std::strtol(r.index.c_str(), &end, 10);
+  if (r.index.empty() || *end != '\0' || index < 0 || index > 1023)
+    throw ConfigError("command line", "--device",
+                      fmt::format("'{}' is not {}:N with N a device index", request, r.runtime->name()));
   return static_cast<int>(index);
 }
 
-bool is_cuda_request(const std::string& request) { return request == "cuda" || request.rfind("cuda:", 0) == 0; }
+// "auto, cpu, cuda, cuda:N": every request the registered kinds take.
+std::string request_forms() {
+  std::string out = "auto";
+  for (const auto* runtime : device::runtimes()) {
+    out += ", " + runtime->name();
+    if (runtime->indexed()) out += ", " + runtime->name() + ":N";
+  }
+  return out;
+}
 
 }  // namespace
 
 void check_device_request(const std::string& request) {
-  if (request == "auto" || request == "cpu") return;
-  if (!is_cuda_request(request))
-    throw ConfigError("command line", "--device", fmt::format("'{}' is not one of: auto, cpu, cuda, cuda:N", request));
-  const int index = cuda_index(request);
-  if (!cuda::compiled())
+  if (request == "auto") return;
+  const DeviceRequest r = split_request(request);
+  if (!r.runtime)
+    throw ConfigError("command line", "--device", fmt::format("'{}' is not one of: {}", request, request_forms()));
+  const device::DeviceRuntime& kind = *r.runtime;
+  const int index = request_index(request, r);
+  if (!kind.compiled())
     throw ConfigError("command line", "--device",
-                      fmt::format("'{}': this twinbench was built against a LibTorch without CUDA "
-                                  "(build the CUDA line: bash ci/build.sh cuda)", request));
-  const int count = cuda::device_count();
+                      fmt::format("'{}': this twinbench was built against a LibTorch without {} "
+                                  "(build the {} line: {})", request, kind.label(), kind.label(), kind.build_command()));
+  const int count = kind.device_count();
   if (count == 0)
-    throw ConfigError("command line", "--device", fmt::format("'{}': no CUDA device is visible on this machine", request));
+    throw ConfigError("command line", "--device",
+                      fmt::format("'{}': no {} device is visible on this machine", request, kind.label()));
   if (index >= count)
     throw ConfigError("command line", "--device",
-                      fmt::format("'{}': this machine has {} CUDA device{} (cuda:0..cuda:{})", request, count,
-                                  count == 1 ? "" : "s", count - 1));
+                      fmt::format("'{}': this machine has {} {} device{} ({}:0..{}:{})", request, count, kind.label(),
+                                  count == 1 ? "" : "s", kind.name(), kind.name(), count - 1));
 }
 
 DeviceChoice choose_device(const std::string& request, const RunConfig& config) {
-  const std::string& needs = config.needs.device;
-  const bool have_cuda = cuda::available();
-  const auto cuda_device = [&] {
-    const int index = is_cuda_request(request) ? cuda_index(request) : 0;
-    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index < 0 ? 0 : index));
+  const DeviceRequest r = request == "auto" ? DeviceRequest{} : split_request(request);
+  const auto on = [&](const device::DeviceRuntime& kind) {
+    return DeviceChoice{kind.device(r.runtime == &kind ? request_index(request, r) : -1), ""};
   };
-  if (needs == "cuda") {
-    if (request == "cpu") return {torch::kCPU, "requires a CUDA device; --device cpu was given"};
-    if (!have_cuda)
-      return {torch::kCPU, cuda::compiled() ? "requires a CUDA device; none is available"
-                                            : "requires a CUDA device; this build has no CUDA (bash ci/build.sh cuda)"};
-    return {cuda_device(), ""};
+  const torch::Device host = torch::kCPU;  // where a skipped run is recorded
+  // requires.device names a kind: that kind or skipped; "any" names none.
+  if (const device::DeviceRuntime* needs = device::find_runtime(config.needs.device)) {
+    if (r.runtime && r.runtime != needs)
+      return {host, fmt::format("requires {}; --device {} was given", needs->noun(), request)};
+    if (!needs->available())
+      return {host, needs->compiled() ? fmt::format("requires {}; none is available", needs->noun())
+                                      : fmt::format("requires {}; this build has no {} ({})", needs->noun(),
+                                                    needs->label(), needs->build_command())};
+    return on(*needs);
   }
-  if (needs == "cpu") {
-    if (is_cuda_request(request)) return {torch::kCPU, fmt::format("requires the CPU; --device {} was given", request)};
-    return {torch::kCPU, ""};
-  }
-  if (request == "cpu" || (request == "auto" && !have_cuda)) return {torch::kCPU, ""};
-  return {cuda_device(), ""};
+  if (r.runtime) return on(*r.runtime);
+  // auto: the first accelerator this build and machine have, else the host.
+  for (const auto* kind : device::runtimes())
+    if (kind->accelerator() && kind->available()) return on(*kind);
+  return {host, ""};
 }
 
 PlanTarget plan_target(const torch::Device& device) {
-  if (!device.is_cuda()) return {};
-  const auto facts = cuda::facts(device);
-  return {true, cuda::memory(device).capacity, fmt::format("{} ({})", device.str(), facts.name)};
+  const device::DeviceRuntime& runtime = device::runtime_for(device);
+  if (!runtime.accelerator()) return {};
+  const auto facts = runtime.facts(device);
+  return {true, runtime.memory(device).capacity, fmt::format("{} ({})", device.str(), facts.name)};
 }
 
 torch::Device worker_device(const torch::Device& chosen, int rank) {
-  if (!chosen.is_cuda()) return chosen;
-  const int count = std::max(1, cuda::device_count());
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank % count));
+  return device::runtime_for(chosen).worker_device(chosen, rank);
 }
 
 }  // namespace twinbench

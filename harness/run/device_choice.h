@@ -1,5 +1,7 @@
-// Which device a run trains on: the user's --device (cpu, cuda, cuda:N or auto)
-// against the case's requires.device, on this build and machine.
+// Which device a run trains on: the user's --device (auto, or a registered
+// kind's name, with :N for a kind of several devices: cpu, cuda, cuda:N)
+// against the case's requires.device, on this build and machine. The kinds and
+// what this build and machine have are the device runtimes' (models/device/).
 #pragma once
 
 #include <string>
@@ -11,18 +13,20 @@
 
 namespace twinbench {
 
-// "auto" | "cpu" | "cuda" | "cuda:N"; anything else is ConfigError naming --device.
-// "cuda" on a build or machine without a CUDA device is ConfigError too: asking
-// for a GPU that is not there is a mistake to report before anything runs.
+// "auto" or a kind ("cuda:N" for one of several); anything else is ConfigError
+// naming --device. A kind this build or machine lacks (cuda on a CPU-only build)
+// is ConfigError too: asking for a GPU that is not there is a mistake to report
+// before anything runs.
 void check_device_request(const std::string& request);
 
 // The device for one case, or the reason the case cannot run here (then
 // `device` is the CPU and the run is recorded as skipped with that reason):
-//  - requires.device = cuda: the requested CUDA device, or cuda:0 for auto; with
-//    --device cpu or no CUDA device, skipped;
-//  - requires.device = cpu: the CPU; with --device cuda, skipped;
-//  - requires.device = any: the requested device; auto picks cuda:0 when this
-//    build and machine have a CUDA device, else the CPU.
+//  - requires.device names a kind (cuda): the requested device of that kind, or
+//    its first for auto; with --device naming another kind (cpu) or no device
+//    of the kind here, skipped;
+//  - requires.device = any: the requested device; auto picks the first device
+//    of the first accelerator kind this build and machine have (cuda:0), else
+//    the CPU.
 struct DeviceChoice {
   torch::Device device = torch::kCPU;
   std::string skip_reason;  // "" when the case can run on `device`
@@ -33,8 +37,9 @@ DeviceChoice choose_device(const std::string& request, const RunConfig& config);
 // device's memory (fused attention), or this host's RAM.
 PlanTarget plan_target(const torch::Device& device);
 
-// A data-parallel worker's device: rank r of a job on CUDA takes the host's
-// device r mod (devices on this host), one device per worker.
+// A data-parallel worker's device (DeviceRuntime::worker_device): rank r of a
+// job on CUDA takes the host's device r mod (devices on this host), one device
+// per worker; CPU workers share the host.
 torch::Device worker_device(const torch::Device& chosen, int rank);
 
 }  // namespace twinbench

@@ -10,6 +10,7 @@
 #include "harness/run/batches.h"
 #include "harness/run/optim/optimizer.h"
 #include "harness/run/plan.h"
+#include "models/device/runtime.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
@@ -75,7 +76,7 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
   j["measure"] = {{"warmup_steps", config.measure.warmup_steps}};
   j["data"] = {{"source", config.data.source}, {"path", config.data.path}};
   j["dist"] = {{"nproc", config.dist.nproc}};
-  j["device"] = device.is_cuda() ? "cuda" : "cpu";
+  j["device"] = device::runtime_for(device).name();
   j["threads"] = threads;
   j["config"] = nlohmann::json::parse(config_json(config));
   j["weights_path"] = nullptr;
@@ -104,7 +105,7 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
             {"TWINBENCH_VARIANT", spec.name},
             {"TWINBENCH_STEPS", std::to_string(t.steps)},
             {"TWINBENCH_SEED", std::to_string(t.seed)},
-            {"TWINBENCH_DEVICE", device.is_cuda() ? "cuda" : "cpu"},
+            {"TWINBENCH_DEVICE", device::runtime_for(device).name()},
             {"TWINBENCH_THREADS", std::to_string(threads)},
             {"TWINBENCH_OUTPUT_DIR", dir}};
   return in;

@@ -17,7 +17,7 @@
 #include "harness/run/plan.h"
 #include "harness/run/progress.h"
 #include "harness/run/trainer.h"
-#include "models/cuda_runtime.h"
+#include "models/device/runtime.h"
 #include "models/torch_compat.h"
 #include "models/weights/int8_export.h"
 #include "variants/registry.h"
@@ -78,12 +78,13 @@ store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m
   return out;
 }
 
-// The calibrated peak of the compute this process may use. On a CPU the peak was
-// measured with the calibration's threads; a process with fewer (data-parallel
-// workers share the cores out, TWINBENCH_THREADS) gets its share of it.
+// The calibrated peak of the compute this process may use. On the host (not an
+// accelerator) the peak was measured with the calibration's threads; a process
+// with fewer (data-parallel workers share the cores out, TWINBENCH_THREADS) gets
+// its share of it.
 double device_peak(const store::Calibration& cal, const torch::Device& device) {
   double peak = cal.peak_tflops;
-  if (!device.is_cpu()) return peak;
+  if (device::runtime_for(device).accelerator()) return peak;
   const auto details = nlohmann::json::parse(cal.details_json, nullptr, false);
   const int calibrated_threads = details.is_object() ? details.value("threads", 0) : 0;
   if (calibrated_threads > 0) peak *= std::min(1.0, double(at::get_num_threads()) / calibrated_threads);
@@ -123,7 +124,8 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
                                         out.repeat > 0 ? fmt::format(" #{}", out.repeat) : "");
   const bool rank0 = !o.world || o.world->rank() == 0;
   try {
-    memory::reset_peak(o.device);
+    const device::DeviceRuntime& runtime = device::runtime_for(o.device);
+    runtime.reset_peak(o.device);
     auto variant = make_variant(out.variant, {config.model, static_cast<uint64_t>(config.train.seed), o.device});
     // Data parallel: the source yields global batches (batch rows per rank) and
     // each rank trains on its own rows.
@@ -164,13 +166,14 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
-    m.peak_memory_bytes = memory::peak_bytes(o.device);
-    m.peak_reserved_bytes = memory::peak_reserved_bytes(o.device);
+    const device::MemoryStats memory_stats = runtime.memory(o.device);
+    m.peak_memory_bytes = memory_stats.peak_allocated;
+    m.peak_reserved_bytes = memory_stats.peak_reserved;
     m.peak_rss_bytes = memory::peak_rss_bytes();
     const store::MetricList metrics_extra =
         dp ? data_parallel_metrics(result, m, *o.world, *dp, *variant) : store::MetricList{};
     m.memory_pct = 100.0 * static_cast<double>(*m.peak_memory_bytes) /
-                   static_cast<double>(memory::device_capacity_bytes(o.device));
+                   static_cast<double>(memory_stats.capacity);
     if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
       const auto cal = o.store->latest_calibration(host_name(), record.device_name, config.train.dtype);
       if (cal && cal->peak_tflops > 0) {
@@ -203,7 +206,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     // expected, and give a GPU's cached blocks back for the next case.
     if (const auto oom = out_of_memory(e)) {
       out.reason = out_of_memory_reason(*oom, o.device.str(), make_plan(config, 1, plan_target(o.device)));
-      if (o.device.is_cuda()) cuda::release_cached(o.device);
+      device::runtime_for(o.device).release_cached(o.device);
     }
     const bool peer_failure = dynamic_cast<const dist::PeerError*>(&e) != nullptr;
     if (o.store && !(supervised && peer_failure)) {  // the launcher knows which rank failed

@@ -12,6 +12,7 @@
 #include "harness/metrics/catalogue.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/executor.h"
+#include "models/device/runtime.h"
 
 namespace twinbench {
 
@@ -66,7 +67,8 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   if (!o.labels.branch.empty()) args.insert(args.end(), {"--branch", o.labels.branch});
   if (!o.labels.commit.empty()) args.insert(args.end(), {"--commit", o.labels.commit});
   if (!o.progress) args.emplace_back("--no-progress");
-  args.insert(args.end(), {"--device", o.device.is_cuda() ? "cuda" : "cpu"});  // each worker takes its own GPU
+  // The kind alone: each worker takes its own device of it (DeviceRuntime::worker_device).
+  args.insert(args.end(), {"--device", device::runtime_for(o.device).name()});
 
   dist::LaunchOptions launch;
   launch.nproc = nproc;

@@ -2,17 +2,22 @@
 #include "harness/run/plan.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "models/device/host.h"
+#include "models/device/runtime.h"
+
 namespace twinbench {
 
-int64_t host_memory_bytes() {
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
-}
-
 namespace {
+
+// The device kind a case requires when that kind is an accelerator (requires.device
+// = cuda), which a plan for this host's RAM cannot satisfy; null otherwise.
+const device::DeviceRuntime* required_accelerator(const RunConfig& c) {
+  const device::DeviceRuntime* kind = device::find_runtime(c.needs.device);
+  return kind && kind->accelerator() ? kind : nullptr;
+}
 
 MemoryEstimate estimate(const RunConfig& c, int64_t batch, const PlanTarget& target) {
   const int optimizer_states = c.train.optimizer == "sgd" ? 1 : 2;
@@ -33,8 +38,8 @@ Plan make_plan(const RunConfig& c, int devices, const PlanTarget& target) {
   p.memory = estimate(c, c.train.batch, target);
   p.required_bytes = c.needs.memory_gb > 0 ? static_cast<int64_t>(c.needs.memory_gb * (1LL << 30))
                                            : p.memory.total();
-  p.device_capacity_bytes = target.capacity_bytes > 0 ? target.capacity_bytes : host_memory_bytes();
-  const bool right_device = target.gpu || c.needs.device != "cuda";
+  p.device_capacity_bytes = target.capacity_bytes > 0 ? target.capacity_bytes : device::host_memory_bytes();
+  const bool right_device = target.gpu || !required_accelerator(c);
   p.fits = right_device && p.required_bytes <= p.device_capacity_bytes;
   // Memory grows with the batch: the largest batch that fits, by bisection.
   if (right_device && c.needs.memory_gb <= 0) {
@@ -103,10 +108,11 @@ std::string plan_text(const RunConfig& c, const Plan& p) {
                      gib_text(p.memory.total()), gib_text(p.memory.weights), gib_text(p.memory.gradients), gib_text(p.memory.optimizer),
                      bf16 ? ", bf16 weight copies " + gib_text(p.memory.compute_weights) : std::string(),
                      gib_text(p.memory.activations), p.target.gpu ? ", fused attention" : "");
-  const bool wrong_device = !p.target.gpu && c.needs.device == "cuda";
+  const device::DeviceRuntime* missing = p.target.gpu ? nullptr : required_accelerator(c);
+  const bool wrong_device = missing != nullptr;
   out += fmt::format("  fits {}: {}  (needs {} of {}{})\n", p.target.label, p.fits ? "yes" : "no",
                      gib_text(p.required_bytes), gib_text(p.device_capacity_bytes),
-                     wrong_device ? "; case requires a CUDA device" : "");
+                     wrong_device ? "; case requires " + missing->noun() : "");
   if (!wrong_device && c.needs.memory_gb <= 0)
     out += fmt::format("  largest batch that fits {}{}\n", p.largest_batch,
                        p.largest_batch == 0 ? "  (not even batch 1)" : fmt::format("  (x {} tokens)", c.train.seq_len));

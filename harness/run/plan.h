@@ -35,8 +35,6 @@ struct Plan {
 // A CPU case needs a CPU target; a `requires.device = cuda` case a GPU target
 // (without one, a plan says it does not fit this host).
 Plan make_plan(const RunConfig& config, int devices, const PlanTarget& target = {});
-// Physical memory of this host: the CPU device's capacity.
-int64_t host_memory_bytes();
 
 // 30064771072 -> "28.00 GiB"
 std::string gib_text(int64_t bytes);

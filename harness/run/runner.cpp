@@ -10,6 +10,7 @@
 #include "harness/run/memory.h"
 #include "harness/run/numerics_bug.h"
 #include "harness/run/plan.h"
+#include "models/device/runtime.h"
 #include "models/onednn_gemm.h"
 #include "models/quant.h"
 #include "models/torch_compat.h"
@@ -18,15 +19,13 @@ namespace twinbench {
 
 namespace {
 
-// What the run records of its device: the CPU's model, or a GPU's facts (its
-// part of the hardware fingerprint).
+// What the run records of its device: its name (the CPU's model, a GPU's name)
+// and an accelerator's facts (its part of the hardware fingerprint).
 void describe_device(const torch::Device& device, Provenance& prov) {
-  if (!device.is_cuda()) {
-    prov.device_name = cpu_name();
-    return;
-  }
-  const cuda::DeviceFacts f = cuda::facts(device);
-  prov.device_name = f.name;
+  const device::Facts facts = device::runtime_for(device).facts(device);
+  prov.device_name = facts.name;
+  if (!facts.accelerator) return;
+  const device::AcceleratorFacts& f = *facts.accelerator;
   prov.gpu_name = f.name;
   prov.gpu_compute_capability = f.compute_capability;
   prov.gpu_sm_count = f.sm_count;
@@ -76,10 +75,11 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.host_cores = load.cores;
   prov.oversubscribed = load.oversubscribed();  // allowed by --oversubscribe, else refused before
   prov.world_size = static_cast<int>(config.dist.nproc);
-  if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : (o.device.is_cuda() ? "nccl" : "gloo");
+  const device::DeviceRuntime& runtime = device::runtime_for(o.device);
+  if (config.dist.nproc > 1) prov.dist_backend = o.world ? o.world->backend() : runtime.collectives().backend;
   prov.quant_backend = quant::backend_name(config.model.quant_mode, o.device);
   prov.gemm_backend = gemm::backend();
-  prov.device_kind = o.device.is_cuda() ? "cuda" : "cpu";
+  prov.device_kind = runtime.name();
   if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
   out.config_json = record.config_json;
@@ -105,10 +105,11 @@ std::string skip_reason(const RunConfig& c, int processes, const torch::Device& 
   const std::string breakdown =
       fmt::format("plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}", gib(plan.memory.weights),
                   gib(plan.memory.gradients), gib(plan.memory.optimizer), gib(plan.memory.activations));
-  if (processes <= 1 || device.is_cuda()) {  // GPU workers each hold their own device
+  const bool accelerator = device::runtime_for(device).accelerator();
+  if (processes <= 1 || accelerator) {  // accelerator workers each hold their own device
     if (!plan.fits)
       return fmt::format("needs an estimated {:.1f} GiB ({}), {} has {:.1f} GiB", gib(plan.required_bytes), breakdown,
-                         device.is_cuda() ? device.str() : "this host", gib(plan.device_capacity_bytes));
+                         accelerator ? device.str() : "this host", gib(plan.device_capacity_bytes));
     return "";
   }
   // Launched workers all live in this host's memory: each needs the plan's

@@ -16,7 +16,7 @@
 #include "harness/run/op_profile.h"
 #include "harness/run/optim/optimizer.h"
 #include "harness/run/slowdown.h"
-#include "harness/run/step_clock.h"
+#include "models/device/runtime.h"
 #include "models/torch_compat.h"
 
 namespace twinbench {
@@ -73,9 +73,10 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   TrainResult result;
   int64_t forward_index = position.forward_index;
   StepSync* sync = hooks.sync;
-  StepClock clock(device);
+  // The step's time with the device synchronised at its boundary (device runtime).
+  const auto clock = device::runtime_for(device).step_timer(device);
   for (int64_t step = position.next_step; step < t.steps; ++step) {
-    clock.start();
+    clock->start();
     const double cpu_start = process_cpu_seconds();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
     optimizer->zero_grad();
@@ -121,12 +122,12 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       optimizer->step();
     }
     // TWINBENCH_TEST_SLOW_OP=step:P (measurement campaigns, tests): P% more work per step.
-    slowdown::burn(clock.wait());
+    slowdown::burn(clock->wait());
 
     StepRecord record;
     record.step = step;
     record.loss = loss_value;
-    record.seconds = clock.stop();
+    record.seconds = clock->stop();
     record.comm_seconds = comm_seconds;
     record.cpu_seconds = process_cpu_seconds() - cpu_start;
     record.tokens = t.batch * t.seq_len * t.grad_accum;

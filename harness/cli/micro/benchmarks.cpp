@@ -21,9 +21,9 @@
 
 #include "harness/run/batches.h"
 #include "harness/base/config.h"
-#include "harness/run/memory.h"
 #include "harness/run/optim/optimizer.h"
 #include "models/cost.h"
+#include "models/device/runtime.h"
 #include "models/ops.h"
 #include "models/quant.h"
 #include "variants/registry.h"
@@ -76,9 +76,9 @@ void set_tokens(benchmark::State& state, int64_t batch, int64_t seq_len) {
 
 // Peak tensor bytes from here to finish() (the memory tracker is installed in main).
 struct PeakMemory {
-  PeakMemory() { memory::reset_peak(kCpu); }
+  PeakMemory() { device::runtime_for(kCpu).reset_peak(kCpu); }
   void finish(benchmark::State& state) const {
-    state.counters["peak_memory_bytes"] = static_cast<double>(memory::peak_bytes(kCpu));
+    state.counters["peak_memory_bytes"] = static_cast<double>(device::runtime_for(kCpu).memory(kCpu).peak_allocated);
   }
 };
 

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "harness/base/build_info.h"
-#include "harness/run/memory.h"
 #include "harness/cli/micro/benchmarks.h"
 #include "harness/base/process_env.h"
 #include "harness/base/provenance.h"
 #include "harness/base/threads.h"
+#include "models/device/runtime.h"
 #include "models/torch_compat.h"
 
 namespace {
@@ -40,7 +40,7 @@ void add_context(int threads) {
 
 int main(int argc, char** argv) {
   twinbench::tune_process_environment(argv);  // as `twinbench` does: same kernels, same threads
-  twinbench::memory::install_cpu_tracker();  // before any tensor exists
+  twinbench::device::install_memory_counting();  // before any tensor exists
   const int threads = twinbench::init_threads();
   twinbench::micro::register_benchmarks();
   benchmark::Initialize(&argc, argv);

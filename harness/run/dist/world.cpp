@@ -7,9 +7,12 @@
 #define USE_C10D_GLOO
 #endif
 #include "harness/run/dist/world.h"
+#include "models/device/runtime.h"
 #include "models/torch_compat.h"
 
 #include <fmt/format.h>
+
+#include <cctype>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -36,6 +39,12 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
   if (master_addr == "localhost" || master_addr.rfind("127.", 0) == 0)
     return ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   return ::c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+// "nccl" -> "NCCL": a backend as its users write it.
+std::string backend_label(std::string backend) {
+  for (char& c : backend) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return backend;
 }
 
 }  // namespace
@@ -79,9 +88,12 @@ World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>(
                                   where, o.timeout.count(), o.size, o.rank));
     throw RendezvousError(fmt::format("rendezvous at {} failed: {}", where, message));
   }
+  // The device kind's backend (DeviceRuntime::collectives): Gloo on the CPU, NCCL on CUDA.
+  const device::DeviceRuntime& runtime = device::runtime_for(o.device);
+  const std::string backend = runtime.collectives().backend;
   try {
 #if defined(TWINBENCH_WITH_CUDA) && defined(USE_C10D_NCCL)
-    if (o.device.is_cuda()) {
+    if (backend == "nccl") {
       auto nccl = c10::make_intrusive<::c10d::ProcessGroupNCCL::Options>();
       nccl->timeout = timeout;
       impl_->group = c10::make_intrusive<::c10d::ProcessGroupNCCL>(impl_->store, o.rank, o.size, nccl);
@@ -89,7 +101,9 @@ World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>(
       return;
     }
 #endif
-    if (o.device.is_cuda()) throw std::invalid_argument("data-parallel on CUDA needs a LibTorch built with NCCL");
+    if (backend != "gloo")
+      throw std::invalid_argument(fmt::format("data-parallel on {} needs a LibTorch built with {}", runtime.label(),
+                                              backend_label(backend)));
     auto gloo = ::c10d::ProcessGroupGloo::Options::create(timeout);
     gloo->devices.push_back(gloo_device(o.master_addr));
     impl_->group = c10::make_intrusive<::c10d::ProcessGroupGloo>(impl_->store, o.rank, o.size, gloo);

@@ -20,7 +20,7 @@ struct WorldOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::chrono::seconds timeout{300};  // rendezvous and every collective
-  torch::Device device = torch::kCPU;  // CUDA -> NCCL (CUDA builds), CPU -> Gloo
+  torch::Device device = torch::kCPU;  // its runtime names the backend: CPU -> Gloo, CUDA -> NCCL
 };
 
 // A collective or the rendezvous failed: a peer died, hung or never came. The

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "models/config.h"
+#include "models/device/runtime.h"
 
 namespace twinbench {
 
@@ -28,7 +29,7 @@ std::string momentum_key(const ParamBinding& b) { return "optim.muon.momentum/" 
 
 torch::Tensor newton_schulz5(const torch::Tensor& g, int steps, double eps, c10::optional<at::ScalarType> compute_dtype) {
   if (g.dim() != 2) throw std::invalid_argument(fmt::format("newton_schulz5: needs a matrix, got {} dims", g.dim()));
-  const auto dtype = compute_dtype.value_or(g.is_cuda() ? at::kBFloat16 : at::kFloat);
+  const auto dtype = compute_dtype.value_or(device::runtime_for(g.device()).fast_matmul_dtype());
   const bool tall = g.size(0) > g.size(1);
   // x [r, c] with r <= c: the Gram matrices below are then the small r x r ones.
   auto x = (tall ? g.t() : g).to(dtype).contiguous();

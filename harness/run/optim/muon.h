@@ -30,8 +30,9 @@ inline constexpr double kNsA = 3.4445, kNsB = -4.7750, kNsC = 2.0315;
 // (the seeds' "zeropower": singular values pushed towards 1; the quintic trades
 // exactness for speed, so they land in a band around 1, tested as [0.6, 1.3]). The
 // iteration runs on the wide orientation (rows <= cols), so the result for G^T is
-// the transpose of the result for G. compute_dtype defaults to bf16 on CUDA, as
-// the seeds do, and fp32 elsewhere: on CPU the implementations are compared for
+// the transpose of the result for G. compute_dtype defaults to the device
+// runtime's fast_matmul_dtype: bf16 on CUDA, as the seeds do, and fp32 on the CPU:
+// there the implementations are compared for
 // parity, and bf16 rounding inside the iteration (~3 significant digits) would make
 // the optimizer the dominant source of differences between them; fp32 keeps those
 // at matmul-rounding level.
