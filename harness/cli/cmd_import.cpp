@@ -35,7 +35,7 @@ struct ImportOpts {
   bool branch_from_dir = false;
   std::optional<int> devices;
   std::optional<double> peak_tflops;
-  int64_t warmup_steps = 2;
+  std::optional<int64_t> warmup_steps;
   bool replace = false;
   bool json = false;
 };
@@ -284,7 +284,8 @@ void add_import_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--peak-tflops", o->peak_tflops, "per-device peak TFLOP/s, for MFU (default: the log's, if any)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup-steps", o->warmup_steps,
-                  "leading step records left out of steady-state statistics (default 2, as measure.warmup_steps)")
+                  "leading step records left out of steady-state statistics (default: the log's own warm-up — a "
+                  "jsonl file's is_warmup flags or measure.warmup_steps — else 2, as measure.warmup_steps)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--group", o->group, "run group of the imported runs (default: derived from the case, variant, branch and contents)");
   cmd->add_option("--db", o->db, kDbHelp);

@@ -2,10 +2,12 @@
 // figure becomes are documented in docs/cli.md ("import") and docs/metrics.md.
 #include "harness/ingest/import_log.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +76,22 @@ double tokens_per_step(const ParsedLog& log) {
   }
   if (!given.empty()) return stats::median(given);
   return derived.empty() ? stats::kNaN : stats::median(derived);
+}
+
+// The warm-up to apply and where it comes from: the option, else the log's own
+// flags (only the flags then: a run's warm-up is what it marked), else its
+// config's measure.warmup_steps, else the default. -1 steps: "the flags alone".
+std::pair<int64_t, std::string> warmup_of(const ParsedLog& log, const ImportOptions& o) {
+  if (o.warmup_steps) return {*o.warmup_steps, "--warmup-steps"};
+  if (std::any_of(log.steps.begin(), log.steps.end(), [](const ParsedStep& s) { return s.is_warmup.has_value(); }))
+    return {-1, "the log's is_warmup flags"};
+  const auto it = log.provenance.find("config.measure.warmup_steps");
+  if (it != log.provenance.end()) {
+    char* end = nullptr;
+    const long long n = std::strtoll(it->second.c_str(), &end, 10);
+    if (end != it->second.c_str() && *end == '\0' && n >= 0) return {n, "the log's measure.warmup_steps"};
+  }
+  return {kDefaultWarmupSteps, "the default"};
 }
 
 std::vector<StepRecord> to_steps(const ParsedLog& log, int64_t warmup_steps, double tokens_fallback) {
@@ -165,6 +183,31 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
   return m;
 }
 
+// A run `twinbench export --format jsonl` wrote: its run line carries the run's
+// own id and group beside its steps.
+bool exported_by_twinbench(const ParsedLog& log) {
+  return log.format == "jsonl" && log.provenance.count("run_id") && log.provenance.count("group_id");
+}
+
+// An exported run imported back is the same run (docs/cli.md, export): every
+// metric it was stored with is kept as stored — those made from its steps come
+// out the same anyway; the process-level ones (CPU time, RSS, wall time) exist
+// only in the run line — and MaxView's figures, which describe other tools'
+// logs, are not added.
+void keep_exported_metrics(const ParsedLog& log, store::MetricList& metrics) {
+  for (auto& [name, value] : metrics) {
+    auto it = log.provenance.find(name);
+    if (it == log.provenance.end()) it = log.provenance.find("metric." + name);
+    if (it != log.provenance.end()) {
+      char* end = nullptr;
+      const double v = std::strtod(it->second.c_str(), &end);
+      if (end != it->second.c_str() && *end == '\0' && std::isfinite(v)) value = v;
+    } else if (name.rfind("maxview_", 0) == 0) {
+      value.reset();
+    }
+  }
+}
+
 // The flat provenance object: twinbench's import keys, then the log's own
 // keys (config dump aside). A log key that clashes with one of ours is kept
 // as "log.<key>".
@@ -227,20 +270,22 @@ std::string import_run_id(const std::string& content_sha256, const std::string& 
 ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, const ImportOptions& o) {
   if (o.case_name.empty()) throw std::invalid_argument("import: the case name is empty");
   if (o.variant.empty()) throw std::invalid_argument("import: the variant name is empty");
-  if (o.warmup_steps < 0) throw std::invalid_argument("import: warm-up steps must not be negative");
+  if (o.warmup_steps && *o.warmup_steps < 0) throw std::invalid_argument("import: warm-up steps must not be negative");
   if (o.devices && *o.devices < 1) throw std::invalid_argument("import: --devices must be at least 1");
   if (o.peak_tflops && !(std::isfinite(*o.peak_tflops) && *o.peak_tflops > 0))
     throw std::invalid_argument("import: --peak-tflops must be a positive number");
 
   ImportedRun out;
-  out.warmup_steps = std::min<int64_t>(o.warmup_steps, static_cast<int64_t>(log.steps.size()));
-  out.steps = to_steps(log, o.warmup_steps, tokens_per_step(log));
+  const auto [warmup, warmup_from] = warmup_of(log, o);
+  out.steps = to_steps(log, warmup, tokens_per_step(log));
+  out.warmup_steps = std::count_if(out.steps.begin(), out.steps.end(), [](const StepRecord& s) { return s.warmup; });
   mark_stalls(out.steps);
 
   const int world_size = world_size_of(log, o);
   const auto peak = peak_tflops_of(log, o);
   out.metrics = compute_metrics(log, out.steps, world_size, peak);
   out.metric_list = metrics::to_list(out.metrics);
+  if (exported_by_twinbench(log)) keep_exported_metrics(log, out.metric_list);
   for (auto& [name, value] : out.metric_list) {
     if (name == "params" && !log.params) value.reset();  // unknown, not zero
     // A log without training losses (modded-nanogpt's): unknown, not invented.
@@ -266,9 +311,10 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
   r.device_name = provenance_text(log, {"device", "device_name"});
   r.world_size = world_size;
   r.config_json = config_of(log, path, o, out.warmup_steps).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
-  r.provenance_json = provenance_of(log, path, o, world_size, peak, out.warmup_steps, r.git_branch, r.git_commit,
-                                    r.device_name)
-                          .dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  OrderedJson provenance = provenance_of(log, path, o, world_size, peak, out.warmup_steps, r.git_branch, r.git_commit,
+                                         r.device_name);
+  provenance["import.warmup_from"] = warmup_from;
+  r.provenance_json = provenance.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
   return out;
 }
 

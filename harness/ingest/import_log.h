@@ -18,13 +18,18 @@
 
 namespace twinbench::ingest {
 
+// Warm-up steps of a log that says nothing of its own (as measure.warmup_steps' default for native runs).
+inline constexpr int64_t kDefaultWarmupSteps = 2;
+
 struct ImportOptions {
   std::string case_name, variant;     // required: what the run is stored as
   std::string branch, commit;         // git labels (default: the log's git_branch / git_commit, if any)
   std::optional<int> devices;         // world size (default: the log's num_devices / world_size, else 1)
   std::optional<double> peak_tflops;  // per-device peak for MFU (default: the log's peak_tflops / peak_flops)
-  int64_t warmup_steps = 2;           // leading step records left out of steady-state statistics,
-                                      // like measure.warmup_steps' default for native runs
+  // Leading step records left out of steady-state statistics. Unset: the log's
+  // own warm-up — its steps' is_warmup flags, else its config's
+  // measure.warmup_steps (a run `twinbench export` wrote) — else kDefaultWarmupSteps.
+  std::optional<int64_t> warmup_steps;
   std::string group;                  // run group (`twinbench import` sets one per invocation)
   int repeat_index = 0;               // position among the files of one invocation
 };
@@ -47,6 +52,10 @@ std::string import_run_id(const std::string& content_sha256, const std::string& 
 // The run `log` (read from `path`) becomes. No store access. Throws
 // std::invalid_argument for an empty case or variant or a negative
 // warmup_steps.
+//
+// Where the warm-up came from ("--warmup-steps", "the log's is_warmup flags",
+// "the log's measure.warmup_steps", "the default") is recorded in provenance
+// `import.warmup_from`, so that an exported run imported back is the same run.
 ImportedRun build_imported_run(const logs::ParsedLog& log, const std::string& path, const ImportOptions& options);
 
 // Writes it in one transaction: kAdded, kPresent (that run id is stored

@@ -270,6 +270,38 @@ TEST(Import, JsonlExportRoundTrips) {
   EXPECT_NE(two.err.find("--run"), std::string::npos) << two.err;
 }
 
+// A run twinbench made, exported and imported back (issue 43): the same steps,
+// warm-up flags (its own warm-up of 1, not import's default of 2) and metrics,
+// the process-level ones (CPU time, RSS, wall time) included.
+TEST(Import, ATwinbenchRunExportedAndImportedBackIsTheSameRun) {
+  const std::string db = path("own-roundtrip.db");
+  const auto made = twinbench("run --case 01_base --reduced --variant functional --no-progress --json --db " + db +
+                              " train.steps=6 train.batch=2 train.seq_len=32");
+  ASSERT_EQ(made.code, 0) << made.err;
+  const std::string run_id = json::parse(made.out)[0]["run_id"];
+  ASSERT_EQ(twinbench("export --format jsonl --run " + run_id + " --db " + db + " --out " + path("own.jsonl")).code, 0);
+  const auto back = twinbench("import " + path("own.jsonl") + " --case 01_base --variant functional --json --db " + db);
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_EQ(json::parse(back.out)[0]["warmup_steps"], 1) << back.out;
+
+  const auto runs = stored_runs(db);
+  ASSERT_EQ(runs.size(), 2u);
+  const json& original = runs[0]["run_id"] == run_id ? runs[0] : runs[1];
+  const json& imported = runs[0]["run_id"] == run_id ? runs[1] : runs[0];
+  ASSERT_EQ(original["steps"].size(), imported["steps"].size());
+  for (size_t i = 0; i < original["steps"].size(); ++i)
+    for (const char* key : {"step", "loss", "step_time_s", "is_warmup", "is_eval", "is_stall", "eval_loss"})
+      EXPECT_EQ(original["steps"][i][key], imported["steps"][i][key]) << "step " << i << " " << key;
+  size_t metrics = 0;
+  for (const auto& [key, value] : original.items()) {
+    if (!value.is_number() && !value.is_null()) continue;  // ids, labels, config and provenance differ by design
+    if (key == "repeat_index" || key == "pid" || key == "world_size") continue;
+    EXPECT_EQ(value, imported[key]) << key;
+    ++metrics;
+  }
+  EXPECT_GE(metrics, 20u);
+}
+
 TEST(Import, BranchCompareAndNightlyAcceptImportedRuns) {
   const std::string db = path("refs.db");
   ASSERT_EQ(twinbench("import " + fixture("maxtext_linen.log") + " --case 04_int8 --variant linen --branch main --db " + db).code, 0);
