@@ -53,6 +53,37 @@ std::vector<double> normal_scores(const double* values, size_t n) {
   return scores;
 }
 
+// Sum of |x - median| over values[0, n).
+double absolute_deviation(const double* values, size_t n) {
+  std::vector<double> v(values, values + n);
+  const double mid = median(v);
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::fabs(values[i] - mid);
+  return sum;
+}
+
+// Where a significant segment values[0, n) changes: the split within
+// min_segment nights of the rank statistic's maximum k0 with the least absolute
+// deviation from the two sides' medians (ties: the nearest to k0). The rank
+// statistic sees only order, so with a clear step it can be a night or two off
+// (a value just above the step still counts as low in ranks centred on the whole
+// segment); the medians' cost sees the levels and does not follow outlier nights.
+size_t locate(const double* values, size_t n, size_t k0, size_t min_segment) {
+  const size_t lo = std::max(min_segment, k0 > min_segment ? k0 - min_segment : 0);
+  const size_t hi = std::min(n - min_segment, k0 + min_segment);
+  size_t best = k0;
+  double best_cost = absolute_deviation(values, k0) + absolute_deviation(values + k0, n - k0);
+  for (size_t k = lo; k <= hi; ++k) {
+    const double cost = absolute_deviation(values, k) + absolute_deviation(values + k, n - k);
+    const size_t distance = k > k0 ? k - k0 : k0 - k, best_distance = best > k0 ? best - k0 : k0 - best;
+    if (cost < best_cost || (cost == best_cost && distance < best_distance)) {
+      best = k;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 // Binary segmentation of nights[begin, end): every significant split, each
 // segment tested once.
 void segment(const std::vector<double>& nights, size_t begin, size_t end, const ChangePointOptions& o,
@@ -68,7 +99,7 @@ void segment(const std::vector<double>& nights, size_t begin, size_t end, const 
     }
     if (!split || split->p_value > o.alpha) continue;
     ChangePoint cp;
-    cp.index = b + split->index;
+    cp.index = b + locate(nights.data() + b, e - b, split->index, o.min_segment);
     cp.p_value = split->p_value;
     out.points.push_back(cp);
     pending.emplace_back(b, cp.index);

@@ -24,6 +24,10 @@
 //    upcrossing between neighbours (exact for Gaussian statistics; the rank
 //    statistic's tails are lighter, so it errs on the safe side, as the seeded
 //    simulations in tests/unit/stats_changepoint_test.cpp show).
+// A significant split is placed, within min_segment nights of the statistic's
+// maximum, where the absolute deviations from the two sides' medians are least:
+// ranks see only order, so with a clear step the maximum can sit a night or two
+// off (the p-value, a statement about the whole segment, does not change).
 // On a series without a change, some change point is reported with
 // probability at most `alpha` (the first test must reject). After a real
 // change, each further segment tested is held to alpha on its own.
