@@ -100,6 +100,11 @@ void segment(const std::vector<double>& nights, size_t begin, size_t end, const 
     if (!split || split->p_value > o.alpha) continue;
     ChangePoint cp;
     cp.index = b + locate(nights.data() + b, e - b, split->index, o.min_segment);
+    // At the newest nights a step of which fewer than min_segment nights exist
+    // already shows, but only as far as the last candidate, min_segment nights
+    // before the end: the step may lie later. Wait for the nights that say where.
+    const size_t last_candidate = e - o.min_segment;
+    if (e == nights.size() && (b + split->index == last_candidate || cp.index == last_candidate)) continue;
     cp.p_value = split->p_value;
     out.points.push_back(cp);
     pending.emplace_back(b, cp.index);

@@ -28,6 +28,10 @@
 // maximum, where the absolute deviations from the two sides' medians are least:
 // ranks see only order, so with a clear step the maximum can sit a night or two
 // off (the p-value, a statement about the whole segment, does not change).
+// A split placed at the last candidate of the newest segment (min_segment
+// nights before the end of the series) is held back: a step of which fewer
+// than min_segment nights exist already shows there, and the next nights say
+// where it is (found at the last candidate, it would often be a few nights early).
 // On a series without a change, some change point is reported with
 // probability at most `alpha` (the first test must reject). After a real
 // change, each further segment tested is held to alpha on its own.

@@ -327,11 +327,14 @@ TEST(ChangePoints, NightByNightTheStepIsFoundOnceAndOldPointsStay) {
   NightNoise noise(12);
   const auto all = nights_of(noise, 260, 0.03, Tails::kGaussian, 0.10, 120);
   std::vector<double> v(all.begin(), all.begin() + 40);
-  ChangePoints cps = detect_change_points(v);
+  // Each night's report tests the newest segment at alpha: a report's share, not 5%.
+  ChangePointOptions o;
+  o.alpha = 0.001;
+  ChangePoints cps = detect_change_points(v, o);
   size_t found_on = 0;
   for (size_t n = 41; n <= all.size(); ++n) {
     v.push_back(all[n - 1]);
-    const ChangePoints next = update_change_points(v, cps);
+    const ChangePoints next = update_change_points(v, cps, o);
     // Old points keep their nights; only the last segment was tested.
     ASSERT_GE(next.points.size(), cps.points.size());
     for (size_t k = 0; k < cps.points.size(); ++k) EXPECT_EQ(next.points[k].index, cps.points[k].index);
