@@ -7,23 +7,25 @@
 // Apache Otava / Hunter (Daly et al., ICPE 2020; Fleming et al., ICPE 2023)
 // split a series: find the best split of a segment, keep it if significant,
 // split both halves again. Two changes make the error rate hold:
-//  - the split statistic is the standardized rank-sum (Wilcoxon / Mann-Whitney)
-//    between the nights before and after each candidate night: ranks make it
-//    free of the noise's scale and shape, so each series' own noise is what it
-//    is judged against, heavy tails and outlier nights included (Pettitt 1979
-//    uses the same rank statistic for a single change);
+//  - the split statistic is the standardized rank-sum of van der Waerden
+//    normal scores between the nights before and after each candidate night:
+//    it sees only the order of the values, so each series' own noise is what
+//    it is judged against, heavy tails, outlier nights and ties included
+//    (Pettitt 1979 uses a rank statistic for a single change);
 //  - its significance is that of the MAXIMUM over all candidate nights of the
 //    segment, not of the chosen night alone (Otava tests only the chosen night
 //    with a t-test, so every extra candidate adds false alarms). The p-value is
 //    Worsley's improved Bonferroni bound (Biometrika 1982) for the maximum of
-//    the standardized statistics, whose neighbours are correlated
-//    sqrt((k-1)(n-k) / (k(n-k+1))):
-//        P(max_k |Z_k| >= b) <= 2 [ Q(b) + sum_k 2 T(b, a_k) ],
-//        a_k = sqrt((1 - rho_k) / (1 + rho_k)),  T = Owen's T function,
-//    i.e. the chance of the first statistic beyond b plus that of each
-//    upcrossing between neighbours (exact for Gaussian statistics; the rank
-//    statistic's tails are lighter, so it errs on the safe side, as the seeded
-//    simulations in tests/unit/stats_changepoint_test.cpp show).
+//    the standardized statistics Z_k = sqrt(n - 1) <u, e_k>, u the centred
+//    scores scaled to length 1 (a uniformly random direction when the order
+//    is random), e_k the unit contrast of split k:
+//        P(max_k |Z_k| >= b) <= 2 [ P(Z_first >= b) + sum_k P(Z_{k-1} < b <= Z_k) ],
+//    the first term a t tail with n - 2 degrees of freedom, each upcrossing
+//    term an integral over the plane of two neighbouring contrasts, whose
+//    correlation is sqrt((k-1)(n-k) / (k(n-k+1))). Exact for one candidate, a
+//    bound for Gaussian values; the scores' tails are lighter, so it errs on
+//    the safe side, as the seeded simulations in
+//    tests/unit/stats_changepoint_test.cpp show.
 // A significant split is placed, within min_segment nights of the statistic's
 // maximum, where the absolute deviations from the two sides' medians are least:
 // ranks see only order, so with a clear step the maximum can sit a night or two
