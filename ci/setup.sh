@@ -10,6 +10,7 @@ packages=(
   libdnnl-dev  # oneDNN, which LibTorch links already: fp32 GEMMs called directly (models/onednn_gemm.cpp)
   libopenblas0-pthread  # Debian's LibTorch calls the system BLAS; the reference BLAS is ~40x slower
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 libtomlplusplus-dev nlohmann-json3-dev
+  libboost-dev  # Boost.Math's header-only Student t and normal distributions (harness/stats/interval.cpp)
   libpq-dev postgresql  # the PostgreSQL store (libpq) and the server the tests start privately (ci/pg_cluster.sh)
   python3-yaml  # ci/check_fleet_samples.py: the sample GitHub Actions workflow parses and shards 1..N
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev

@@ -1,6 +1,6 @@
 // Ratio intervals, the four-outcome decision, Bonferroni confidence, the
-// sequential plan, and the t / normal distributions (see interval.h for the
-// rules and why).
+// sequential plan (see interval.h for the rules and why), and the t / normal
+// distributions from Boost.Math (header-only, Debian's libboost-dev).
 #include "harness/stats/interval.h"
 
 #include <algorithm>
@@ -8,65 +8,21 @@
 #include <random>
 #include <stdexcept>
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
 namespace twinbench::stats {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-// Continued fraction of the regularized incomplete beta function (modified
-// Lentz), converging fast for x < (a + 1) / (a + b + 2).
-double beta_continued_fraction(double a, double b, double x) {
-  constexpr int kMaxIter = 500;
-  constexpr double kEps = 1e-16, kTiny = 1e-300;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= kMaxIter; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEps) break;
-  }
-  return h;
-}
-
-// I_x(a, b), the regularized incomplete beta function.
-double incomplete_beta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
-  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
-  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
-}
-
-// P(T > t) for t >= 0, computed directly (not as 1 - cdf) so small tails keep
-// their relative precision.
-double t_upper_tail(double t, double df) { return 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t)); }
-
-double t_pdf(double t, double df) {
-  return std::exp(std::lgamma((df + 1) / 2) - std::lgamma(df / 2) - 0.5 * std::log(df * kPi) -
-                  (df + 1) / 2 * std::log1p(t * t / df));
-}
-
-constexpr double kHugeDf = 1e7;
+// Boost.Math's policy for every call here: domain errors throw (the callers
+// check their arguments first, so one would be a bug here), a quantile beyond
+// the largest double is +-infinity instead of an exception (p of 1e-300 with
+// df 0.5), and the rest are Boost's defaults (internal long double).
+using BoostPolicy =
+    boost::math::policies::policy<boost::math::policies::overflow_error<boost::math::policies::ignore_error>>;
+using Normal = boost::math::normal_distribution<double, BoostPolicy>;
+using StudentT = boost::math::students_t_distribution<double, BoostPolicy>;
 
 void check_confidence(double confidence) {
   if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("confidence must be in (0, 1)");
@@ -107,83 +63,26 @@ std::string signed_percent(double ratio) {
 
 // ------------------------------------------------------------ distributions
 
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double normal_cdf(double x) {
+  if (std::isnan(x)) return kNaN;
+  return boost::math::cdf(Normal(), x);
+}
 
 double normal_quantile(double p) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: p must be in (0, 1)");
-  // Acklam's rational approximation (relative error 1.15e-9), then one Halley
-  // step on erfc, which brings it to double precision.
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01, -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                             3.754408661907416e+00};
-  constexpr double kLow = 0.02425;
-  double x;
-  if (p < kLow) {
-    const double q = std::sqrt(-2 * std::log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  } else if (p <= 1 - kLow) {
-    const double q = p - 0.5, r = q * q;
-    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-  } else {
-    const double q = std::sqrt(-2 * std::log1p(-p));
-    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  }
-  // Halley refinement; e = cdf(x) - p, computed from the smaller tail to keep precision.
-  const double e = x < 0 ? 0.5 * std::erfc(-x / std::sqrt(2.0)) - p : (1 - p) - 0.5 * std::erfc(x / std::sqrt(2.0));
-  const double u = e * std::sqrt(2 * kPi) * std::exp(x * x / 2);
-  return x - u / (1 + x * u / 2);
+  return boost::math::quantile(Normal(), p);
 }
 
 double student_t_cdf(double t, double df) {
   if (!(df > 0)) throw std::invalid_argument("student_t_cdf: df must be > 0");
   if (std::isnan(t)) return kNaN;
-  if (df > kHugeDf) return normal_cdf(t);
-  const double tail = t_upper_tail(std::fabs(t), df);
-  return t >= 0 ? 1 - tail : tail;
+  return boost::math::cdf(StudentT(df), t);
 }
 
 double student_t_quantile(double p, double df) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("student_t_quantile: p must be in (0, 1)");
   if (!(df > 0)) throw std::invalid_argument("student_t_quantile: df must be > 0");
-  if (df > kHugeDf) return normal_quantile(p);
-  if (p == 0.5) return 0;
-  if (p < 0.5) return -student_t_quantile(1 - p, df);
-  const double q = 1 - p;  // the upper tail to hit
-  if (df == 1) return std::tan(kPi * (p - 0.5));
-  if (df == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));
-  // Start from the Cornish-Fisher expansion around the normal quantile, keep a
-  // bracket [lo, hi] with tail(lo) > q > tail(hi), and take Newton steps,
-  // bisecting whenever a step would leave the bracket.
-  const double z = normal_quantile(p), z2 = z * z;
-  double t = z + z * (z2 + 1) / (4 * df) + z * ((5 * z2 + 16) * z2 + 3) / (96 * df * df);
-  if (!(t > 0) || !std::isfinite(t)) t = z;
-  double lo = 0, hi = t;
-  while (t_upper_tail(hi, df) > q) {
-    lo = hi;
-    hi *= 2;
-  }
-  t = std::clamp(t, lo, hi);
-  for (int i = 0; i < 200; ++i) {
-    const double f = t_upper_tail(t, df) - q;  // decreasing in t
-    if (f == 0) return t;
-    if (f > 0)
-      lo = t;
-    else
-      hi = t;
-    double next = t + f / t_pdf(t, df);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    if (std::fabs(next - t) <= 1e-14 * next) return next;
-    t = next;
-  }
-  return t;
+  return boost::math::quantile(StudentT(df), p);
 }
 
 // ------------------------------------------------------------ the estimate

@@ -4,8 +4,9 @@
 // improved / no change / inconclusive, how many runs a smaller change would
 // need, the Bonferroni rule that holds the false-alarm rate per comparison and
 // across repeated looks, and the sequential plan (when to look) for a time
-// budget. Also the Student t and normal distributions these need. Pure C++17
-// plus fmt for the two formatting helpers.
+// budget. Also the Student t and normal distributions these need (Boost.Math).
+// C++17, fmt for the two formatting helpers, Boost.Math's header-only
+// distributions.
 //
 // The run (one process) is the unit of replication: every input value here is
 // one robust value per run (run_summary in summary.h), never pooled steps.
@@ -24,16 +25,20 @@
 namespace twinbench::stats {
 
 // ------------------------------------------------------------ distributions
+// Boost.Math's normal and Student t (harness/stats/interval.cpp names the
+// error policy); tests/unit/stats_interval_pin_test.cpp holds every interval
+// and verdict to the values of the hand-written code they replaced.
 
+// NaN for NaN.
 double normal_cdf(double x);
-// Inverse of normal_cdf to about 1e-15 relative; p in (0, 1), else
-// std::invalid_argument.
+// p in (0, 1), else std::invalid_argument.
 double normal_quantile(double p);
 // Student t with df > 0 degrees of freedom (non-integer df allowed, as Welch's
-// needs); the cdf goes through the regularized incomplete beta function.
+// needs), else std::invalid_argument; NaN for NaN.
 double student_t_cdf(double t, double df);
-// Inverse of student_t_cdf (relative error below 1e-12); p in (0, 1) and
-// df > 0, else std::invalid_argument. df above 1e7 uses the normal quantile.
+// Inverse of student_t_cdf; p in (0, 1) and df > 0, else std::invalid_argument.
+// +-infinity where the quantile is beyond the largest double (df < 1 and p
+// within about 1e-300 of 0 or 1).
 double student_t_quantile(double p, double df);
 
 // ------------------------------------------------------------ the estimate
