@@ -128,8 +128,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto* nightly = report->add_subcommand("nightly", "trends over the stored run groups of the last N days");
   add_report_options(nightly, n->r);
   nightly->add_option("--days", n->n.days, "history length in days")->check(CLI::PositiveNumber);
-  nightly->add_option("--window", n->n.window, "baseline = median of the previous N nights")->check(CLI::PositiveNumber);
-  nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
+  nightly->add_option("--min-nights", n->n.min_nights,
+                      "nights at a new level before a change point is confirmed (default 4, at least 2)")
+      ->check(CLI::Range(2, 100));
+  nightly->add_flag("--fail-on-regression", n->fail,
+                    "exit 1 when the newest night brought a change point in the bad direction (new tonight)");
   nightly->add_flag("--fail-on-missing", n->fail_missing,
                     "exit 1 when a case and implementation stopped producing completed runs (missing data)");
   nightly->callback([n, &exit_code] {
@@ -140,8 +143,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const auto analysis =
         compare::analyze_nightly(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     emit(reports::NightlyReport(analysis), n->r.emit, db);
-    if (analysis.regressions > 0)
-      std::cerr << fmt::format("twinbench: {} series regressed on two consecutive nights\n", analysis.regressions);
+    for (const auto& [s, c] : compare::change_points_in_order(analysis))
+      if (c->fresh)
+        std::cerr << fmt::format("twinbench: new change point: {} / {} / {} {:+.1f}% from {} (commit {}){}\n",
+                                 s->case_name, s->variant, s->spec.label, 100 * c->change, c->night,
+                                 c->commit.substr(0, 9), c->regression ? ", a regression" : "");
     for (const auto& s : analysis.missing.stopped)
       std::cerr << fmt::format("twinbench: missing data: {} / {} has no completed run since {} ({} nights)\n",
                                s.case_name, s.variant, s.last_good_night, s.nights_missed);

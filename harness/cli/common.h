@@ -71,6 +71,7 @@ void add_data_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trainer logs as runs
 void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
 void add_bisect_command(CLI::App& app, int& exit_code);   // cmd_bisect.cpp: the first bad commit
+void add_triage_command(CLI::App& app, int& exit_code);   // cmd_triage.cpp: nightly change points bisected and filed
 
 
 }  // namespace twinbench::cli
