@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/external_spec.h"
+#include "variants/external_spec.h"
 #include "models/config.h"
 
 namespace twinbench {
@@ -76,7 +76,7 @@ struct RunConfig {
   std::map<std::string, double> thresholds;
   std::map<std::string, std::string> threshold_sources;
   // External variants by name: the built-in `eager` plus the case's
-  // [external.NAME] sections (harness/base/external_spec.h, docs/external.md).
+  // [external.NAME] sections (variants/external_spec.h, docs/external.md).
   std::map<std::string, ExternalSpec> externals = builtin_externals();
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/missing_data.h"
 #include "harness/compare/nightly_analysis.h"
 
 namespace twinbench::compare {
@@ -138,6 +139,49 @@ TEST(NightlyAnalysis, RefusesBadOptions) {
   o.min_nights = 4;
   o.alpha = 0;
   EXPECT_THROW(analyze_nightly(h.runs, o), std::invalid_argument);
+}
+
+// ------------------------------------------------------------ missing data
+
+
+RunView night_run(const std::string& group, const std::string& day, const std::string& case_name,
+                  const std::string& variant, RunStatus status, const std::string& reason = "") {
+  RunView v;
+  v.run.group_id = group;
+  v.run.started_at = day + "T02:00:00Z";
+  v.run.case_name = case_name;
+  v.run.variant = variant;
+  v.run.status = status;
+  v.run.reason = reason;
+  return v;
+}
+
+TEST(MissingData, ASeriesWhoseCompletedRunsStoppedIsFlaggedWithItsLastGoodNight) {
+  std::vector<RunView> runs;
+  const char* days[] = {"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"};
+  for (int d = 0; d < 4; ++d) {
+    const std::string g = std::string("night") + std::to_string(d);
+    runs.push_back(night_run(g, days[d], "01_base", "functional", RunStatus::completed));
+    // module fails from the third night on; 02_bf16 stops appearing after the second
+    runs.push_back(night_run(g, days[d], "01_base", "module", d < 2 ? RunStatus::completed : RunStatus::failed, "boom"));
+    if (d < 2) runs.push_back(night_run(g, days[d], "02_bf16", "functional", RunStatus::completed));
+    runs.push_back(night_run(g, days[d], "07_8b", "functional", RunStatus::skipped, "too big"));  // never completed
+  }
+  // A single-case session the day after is not a night: nothing looks stopped because of it.
+  runs.push_back(night_run("ab", "2026-11-05", "01_base", "functional", RunStatus::completed));
+  const auto m = find_missing_data(runs);
+  EXPECT_EQ(m.newest_night, "2026-11-04");
+  EXPECT_EQ(m.nights, 4u);
+  ASSERT_EQ(m.stopped.size(), 2u);
+  EXPECT_EQ(m.stopped[0].case_name, "01_base");
+  EXPECT_EQ(m.stopped[0].variant, "module");
+  EXPECT_EQ(m.stopped[0].last_good_night, "2026-11-02");
+  EXPECT_EQ(m.stopped[0].nights_missed, 2u);
+  EXPECT_EQ(m.stopped[0].latest, "failed: boom");
+  EXPECT_EQ(m.stopped[1].case_name, "02_bf16");
+  EXPECT_EQ(m.stopped[1].latest, "no runs");
+  // Only the window's runs: from the fourth night on, nothing completed before is seen.
+  EXPECT_TRUE(find_missing_data(runs, "2026-11-04").stopped.empty());
 }
 
 }  // namespace
