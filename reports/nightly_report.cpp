@@ -92,6 +92,23 @@ std::string nightly_html(const NightlyAnalysis& r) {
                                          "p", "Verdict"},
                                         rows, "summary")));
   }
+  {
+    // The same overview the markdown ends with: every series, where it stands now.
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : r.series) {
+      const auto& level = s.level.back();
+      rows.push_back({html::link("#" + html::slug(series_name(s) + "-" + s.hardware), s.case_name),
+                      html::clipped(s.variant, true), html::escape(s.spec.label), html::clipped(s.hardware, true),
+                      html::num(std::to_string(s.points.size())), html::num(html::escape(value_text(s, s.points.back().value))),
+                      html::num(html::escape(level ? value_text(s, *level) : "-")),
+                      html::num(std::to_string(s.changes.size()))});
+    }
+    body += html::section("series", fmt::format("Series: {}", r.series.size()),
+                          rows.empty() ? std::string("<p>No completed nightly runs in these days.</p>")
+                                       : html::table({"Case", "Implementation", "Metric", "Machine", "Nights", "Latest",
+                                                      "Level", "Change points"},
+                                                     rows, "summary"));
+  }
   for (const auto& s : r.series) {
     html::ChartOptions o;
     o.title = fmt::format("{} · {}", series_name(s), s.hardware);
