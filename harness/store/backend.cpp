@@ -3,7 +3,9 @@
 #include "harness/store/backend.h"
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -37,6 +39,18 @@ int busy_timeout_ms() {
 }
 
 }  // namespace
+
+void log_statement(std::string_view backend, std::string_view doing) {
+  static const char* const file = std::getenv("TWINBENCH_TEST_STATEMENT_LOG");
+  if (!file || !*file) return;
+  static std::mutex mutex;  // the lease keeper's thread has a connection too
+  static FILE* out = std::fopen(file, "a");
+  if (!out) return;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::fprintf(out, "%.*s\t%.*s\n", static_cast<int>(backend.size()), backend.data(), static_cast<int>(doing.size()),
+               doing.data());
+  std::fflush(out);
+}
 
 void Connection::fail(std::string_view doing, std::string_view message, StoreFault fault) const {
   throw StoreError(fmt::format("{}: {}: {}", label(), doing, message), 0, fault);

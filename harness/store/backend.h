@@ -131,6 +131,13 @@ class Transaction {
   bool open_ = true;
 };
 
+// A test hook (docs/architecture.md, "Test hooks in the shipped binary"): with
+// $TWINBENCH_TEST_STATEMENT_LOG naming a file, every statement a connection
+// sends to its engine (queries, writes, BEGIN and COMMIT) appends one line to
+// it, "<backend>\t<what it was doing>", so that a test can count what a
+// command reads. Unset: nothing is written and the cost is one branch.
+void log_statement(std::string_view backend, std::string_view doing);
+
 // Opens the store at `location` with the backend its form names
 // (backend.cpp): a postgresql:// URL, else an SQLite file.
 std::unique_ptr<Connection> connect(const std::string& location);

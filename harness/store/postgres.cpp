@@ -251,6 +251,7 @@ void Connection::fail_result(std::string_view doing, const pg_result* result) co
 
 Result Connection::execute(const std::string& sql, const std::vector<std::optional<std::string>>& values,
                            const std::vector<unsigned>& types, std::string_view doing) {
+  backend::log_statement("postgresql", doing);
   std::vector<const char*> pointers(values.size());
   for (size_t i = 0; i < values.size(); ++i) pointers[i] = values[i] ? values[i]->c_str() : nullptr;
   Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.data(), pointers.data(), nullptr,
@@ -263,6 +264,7 @@ Result Connection::execute(const std::string& sql, const std::vector<std::option
 
 void Connection::exec(std::string_view sql, std::string_view doing) {
   const std::string text(sql);
+  backend::log_statement("postgresql", doing);
   Result r(PQexec(conn_, text.c_str()), clear_result);
   const auto status = PQresultStatus(r.get());
   if (!r || (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)) fail_result(doing, r.get());
@@ -272,6 +274,7 @@ void Connection::begin(std::string_view doing) { exec("BEGIN", fmt::format("{} (
 
 void Connection::commit(std::string_view doing) {
   const std::string what = fmt::format("{} (commit)", doing);
+  backend::log_statement("postgresql", what);
   Result r(PQexec(conn_, "COMMIT"), clear_result);
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail_result(what, r.get());
   // COMMIT of a transaction that failed earlier answers ROLLBACK, not an error.

@@ -42,6 +42,7 @@ std::unique_ptr<backend::Statement> Db::prepare(std::string_view sql, std::strin
 
 void Db::exec(std::string_view sql_text, std::string_view doing) {
   const std::string sql(sql_text);
+  backend::log_statement("sqlite", doing);
   char* message = nullptr;
   int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return;
@@ -127,8 +128,11 @@ void Statement::bind_null(int index) {
 }
 
 bool Statement::step() {
+  if (!executing_) backend::log_statement("sqlite", doing_);
+  executing_ = true;
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
+  executing_ = false;
   if (rc == SQLITE_DONE) return false;
   db_->fail(doing_, rc);
 }
@@ -139,6 +143,7 @@ void Statement::run() {
 }
 
 void Statement::reset() noexcept {
+  executing_ = false;
   sqlite3_reset(stmt_.get());
   sqlite3_clear_bindings(stmt_.get());
 }

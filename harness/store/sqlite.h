@@ -91,6 +91,7 @@ class Statement : public backend::Statement {
   std::string doing_;
   std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
   int64_t changes_ = 0;
+  bool executing_ = false;  // stepped since the last reset: its rows are being read
 };
 
 }  // namespace twinbench::store::sqlite
