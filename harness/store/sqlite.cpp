@@ -128,7 +128,10 @@ void Statement::bind_null(int index) {
 }
 
 bool Statement::step() {
-  if (!executing_) backend::log_statement("sqlite", doing_);
+  if (!executing_) {
+    backend::log_statement("sqlite", doing_);
+    if (backend::explain_wanted(sqlite3_sql(stmt_.get()))) explain();
+  }
   executing_ = true;
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
@@ -140,6 +143,22 @@ bool Statement::step() {
 void Statement::run() {
   if (step()) db_->fail(doing_, "statement unexpectedly returned rows");
   changes_ = sqlite3_changes(sqlite3_db_handle(stmt_.get()));
+}
+
+void Statement::explain() const {
+  char* expanded = sqlite3_expanded_sql(stmt_.get());  // with the bound values
+  if (!expanded) return;
+  const std::string sql = std::string("EXPLAIN QUERY PLAN ") + expanded;
+  sqlite3_free(expanded);
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_->handle(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) return;
+  std::string plan;
+  while (sqlite3_step(raw) == SQLITE_ROW) {
+    const auto* detail = sqlite3_column_text(raw, 3);
+    plan += std::string(detail ? reinterpret_cast<const char*>(detail) : "") + "\n";
+  }
+  sqlite3_finalize(raw);
+  backend::log_plan("sqlite", doing_, plan);
 }
 
 void Statement::reset() noexcept {

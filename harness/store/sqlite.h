@@ -84,6 +84,7 @@ class Statement : public backend::Statement {
 
  private:
   void check_bind(int rc, int index) const;
+  void explain() const;  // the test hook of backend::log_plan
   struct Finalize {
     void operator()(sqlite3_stmt* stmt) const noexcept;
   };
