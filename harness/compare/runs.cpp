@@ -174,21 +174,41 @@ std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const s
 
 // ---- a branch comparison's questions, asked of a store ------------------------
 
+namespace {
+
+// The filters for the runs of a ref as matches_ref reads it: its branch label,
+// and (at least 4 characters) the commits it starts. Two statements, not one
+// with OR: each stops at its LIMIT on its own index (PostgreSQL would read
+// every run of the branch into a bitmap first).
+std::vector<store::RunFilter> ref_filters(const std::string& ref) {
+  std::vector<store::RunFilter> out(1);
+  out[0].git_branch = ref;
+  if (ref.size() >= 4) out.emplace_back().commit_prefix = ref;
+  return out;
+}
+
+}  // namespace
+
 bool StoreRuns::has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const {
-  store::RunFilter f;
-  f.ref = ref;
-  f.imported = false;  // runs twinbench made are never hidden
-  if (store_.has_runs(f)) return true;
+  for (store::RunFilter f : ref_filters(ref)) {
+    f.imported = false;  // runs twinbench made are never hidden
+    if (store_.has_runs(f)) return true;
+  }
   if (made_here) return false;
   const auto imported = imported_of_ref(ref);
   return std::any_of(imported.begin(), imported.end(), [&](const store::RunRecord& r) { return !hidden.hides(r); });
 }
 
 std::vector<store::RunRecord> StoreRuns::imported_of_ref(const std::string& ref) const {
-  store::RunFilter f;
-  f.ref = ref;
-  f.imported = true;
-  return store_.runs(f);
+  std::vector<store::RunRecord> out;
+  std::set<std::string> seen;
+  for (store::RunFilter f : ref_filters(ref)) {
+    f.imported = true;
+    for (auto& r : store_.runs(f))
+      if (seen.insert(r.run_id).second) out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return newer(x, y); });
+  return out;
 }
 
 std::vector<RunView> StoreRuns::latest_of_ref(const std::string& ref, const Hidden& hidden) const {

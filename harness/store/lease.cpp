@@ -56,6 +56,9 @@ LeaseKeeper::~LeaseKeeper() {
 
 void LeaseKeeper::hold(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Holding nothing, the keeper stopped probing: what it last saw of the
+  // server is stale. The new run's own first write finds out.
+  if (runs_.empty()) online_ = true;
   runs_.insert(run_id);
 }
 

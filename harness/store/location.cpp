@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -32,8 +33,23 @@ bool looks_like_keywords(const std::string& location) {
   return i < location.size() && location[i] == '=';
 }
 
-// The keyword/value string with each password value replaced by "***": values
-// are single-quoted ('a b', with \' and \\) or run to the next blank.
+// Whether a keyword's value may be shown: one libpq knows and does not hide
+// (PQconndefaults marks the password '*'). An unknown keyword — a misspelt
+// "passwrd" — is hidden too: it may hold what its writer meant to keep secret.
+bool shown_keyword(const std::string& key) {
+  static const std::set<std::string> shown = [] {
+    std::set<std::string> out;
+    PQconninfoOption* options = PQconndefaults();
+    for (PQconninfoOption* o = options; o && o->keyword; ++o)
+      if (!o->dispchar || o->dispchar[0] != '*') out.insert(o->keyword);
+    PQconninfoFree(options);
+    return out;
+  }();
+  return shown.count(key) > 0;
+}
+
+// The keyword/value string with each hidden value (shown_keyword) replaced by
+// "***": values are single-quoted ('a b', with \' and \\) or run to the next blank.
 std::string redact_keywords(const std::string& text) {
   std::string out;
   size_t i = 0;
@@ -58,7 +74,7 @@ std::string redact_keywords(const std::string& text) {
     } else {
       while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
     }
-    out += key == "password" ? std::string("***") : text.substr(value_start, i - value_start);
+    out += shown_keyword(key) ? text.substr(value_start, i - value_start) : std::string("***");
   }
   return out;
 }
@@ -103,7 +119,8 @@ std::string default_location() {
 }
 
 std::string redact_location(const std::string& location) {
-  if (is_server_uri(location)) return redact_uri(location);
+  // Any URL's user info, not only a PostgreSQL one's: a refused value is printed too.
+  if (location.find("://") != std::string::npos) return redact_uri(location);
   if (looks_like_keywords(location)) return redact_keywords(location);
   return location;
 }
@@ -121,8 +138,7 @@ void check_location(const std::string& location) {
     std::string why = error ? error : "libpq cannot parse it";
     PQfreemem(error);
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-    if (!is_server_uri(location))
-      why += fmt::format(" (a file whose name holds '=' is written as ./{})", redact_location(location));
+    if (!is_server_uri(location)) why += " (a file whose name starts with a word and '=' is written as ./NAME)";
     refuse(location, why);
   }
   for (const char c : location)

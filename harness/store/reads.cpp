@@ -67,16 +67,6 @@ class Conditions {
   std::vector<std::variant<std::string, int64_t>> values_;
 };
 
-// A run's ref condition, as compare::matches_ref decides it: its branch label
-// equals the ref, or (a ref of at least 4 characters) its commit starts with it.
-void ref_condition(Conditions& c, const std::string& ref) {
-  if (ref.size() < 4) return c.equal("git_branch", ref);
-  const std::string r = c.param(ref), upper = c.param(ref + std::string(kAfterPrefix));
-  c.add(fmt::format("(git_branch = {0} OR (git_commit >= {0} AND git_commit < {1} AND substr(git_commit, 1, "
-                    "length({0})) = {0}))",
-                    r, upper));
-}
-
 Conditions conditions_of(const RunFilter& f, std::string_view status) {
   Conditions c;
   c.equal("group_id", f.group_id);
@@ -92,7 +82,6 @@ Conditions conditions_of(const RunFilter& f, std::string_view status) {
     for (const auto& commit : f.commits) list += (list.empty() ? "" : ", ") + c.param(commit);
     c.add(fmt::format("git_commit IN ({})", list));
   }
-  if (f.ref) ref_condition(c, *f.ref);
   if (f.imported) c.add(*f.imported ? "source = 'import'" : "source <> 'import'");
   if (f.started_since) c.add(fmt::format("started_at >= {}", c.param(*f.started_since)));
   return c;

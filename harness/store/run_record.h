@@ -65,9 +65,6 @@ struct RunFilter {
   std::optional<std::string> git_branch;     // the branch label equals it
   std::optional<std::string> commit_prefix;  // git_commit starts with it
   std::vector<std::string> commits;          // git_commit is one of these (empty: any)
-  // A git ref as compare::matches_ref reads it: the branch label equals it,
-  // or (at least 4 characters) git_commit starts with it.
-  std::optional<std::string> ref;
   std::optional<std::string> group_prefix;  // group_id starts with it
   std::optional<bool> imported;             // imported from another tool's log (runs.source), or not
   int64_t offset = 0;                       // skip the newest `offset` runs that match (paging)

@@ -29,33 +29,37 @@ std::string spill_path_for(const std::string& location) {
 
 // ---- the spill file ---------------------------------------------------------------
 
-Spill::Spill(const std::string& location)
-    : path_(spill_path_for(location)), server_(pg::redact(location)), store_(std::make_unique<Store>(path_)) {}
+Spill::Spill(const std::string& location) : path_(spill_path_for(location)), server_(pg::redact(location)) { store(); }
+
+Store& Spill::store() const {
+  if (!store_) store_ = std::make_unique<Store>(path_);
+  return *store_;
+}
 
 std::string Spill::upload_hint() const {
   return fmt::format("upload it with: twinbench db push {} --into '{}'", path_, server_);
 }
 
 void Spill::keep_run(const RunRecord& row) {
-  if (store_->run(row.run_id)) return;
-  store_->begin_run(row);
+  if (store().run(row.run_id)) return;
+  store().begin_run(row);
 }
 
 void Spill::keep_steps(const std::string& run_id, const std::vector<StepRecord>& steps) {
-  store_->append_steps(run_id, steps);
+  store().append_steps(run_id, steps);
 }
 
 void Spill::keep_finish(const std::string& run_id, RunStatus status, const std::string& reason,
                         const MetricList& metrics) {
-  store_->finish_run(run_id, status, reason, metrics);
+  store().finish_run(run_id, status, reason, metrics);
 }
 
-void Spill::keep_skipped(const RunRecord& run, const std::string& reason) { store_->record_skipped(run, reason); }
+void Spill::keep_skipped(const RunRecord& run, const std::string& reason) { store().record_skipped(run, reason); }
 
-std::vector<StepRecord> Spill::steps(const std::string& run_id) const { return store_->steps(run_id); }
+std::vector<StepRecord> Spill::steps(const std::string& run_id) const { return store().steps(run_id); }
 
 void Spill::forget(const std::string& run_id) {
-  Store::Impl& self = *store_->impl_;
+  Store::Impl& self = *store().impl_;
   const std::string doing = fmt::format("forget run {} (stored on the server)", run_id);
   backend::Transaction tx(*self.db, doing);
   auto q = self.query("DELETE FROM runs WHERE run_id = ?1", doing);  // its steps and metrics cascade
@@ -64,14 +68,8 @@ void Spill::forget(const std::string& run_id) {
   q.reset();
   tx.commit();
   causes::remove(self.causes, run_id);
-  if (store_->count_runs() > 0) return;
-  // Nothing left to upload: no file to puzzle over (another runner sharing it
-  // keeps its own connection, and makes the file again if it needs one).
-  store_.reset();
-  std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix, ignored);
-  std::filesystem::remove_all(path_ + "-causes", ignored);
-  store_ = std::make_unique<Store>(path_);
+  // The file stays, empty or not: another runner in this directory may have it
+  // open, and would go on writing into a file no one can see.
 }
 
 // ---- a server store's writes, to the spill and back --------------------------------

@@ -38,13 +38,14 @@ class Spill {
   void keep_skipped(const RunRecord& run, const std::string& reason);
   // The steps the spill keeps of the run, by step.
   std::vector<StepRecord> steps(const std::string& run_id) const;
-  // Removes the run (its writes are on the server now); the file too once it
-  // keeps no run.
+  // Removes the run (its writes are on the server now).
   void forget(const std::string& run_id);
 
  private:
+  Store& store() const;  // the file, (re)made when first needed
+
   std::string path_, server_;
-  std::unique_ptr<Store> store_;
+  mutable std::unique_ptr<Store> store_;
 };
 
 }  // namespace twinbench::store

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <tuple>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -286,17 +287,47 @@ bool Store::import_calibration(const Calibration& c) {
 std::optional<Calibration> Store::latest_calibration(const std::string& host,
                                                      const std::string& device,
                                                      const std::string& dtype) const {
-  return impl_->retrying([&](bool) -> std::optional<Calibration> {
-    auto q = impl_->query(std::string(kSelectCalibrations) +
+  Impl& self = *impl_;
+  std::optional<Calibration> out;
+  const auto read = [&] {
+    out = self.retrying([&](bool) -> std::optional<Calibration> {
+      auto q = self.query(std::string(kSelectCalibrations) +
                               "WHERE host = ?1 AND device = ?2 AND dtype = ?3"
                               " ORDER BY measured_at DESC, id DESC LIMIT 1",
                           fmt::format("read calibration of {} {} {}", host, device, dtype));
-    q->bind(1, host);
-    q->bind(2, device);
-    q->bind(3, dtype);
-    if (!q->step()) return std::nullopt;
-    return read_calibration(*q);
-  });
+      q->bind(1, host);
+      q->bind(2, device);
+      q->bind(3, dtype);
+      if (!q->step()) return std::nullopt;
+      return read_calibration(*q);
+    });
+  };
+  if (self.live.empty()) {
+    read();
+    return out;
+  }
+  if (self.server_write(read, /*wait=*/false)) return out;
+  // The server is away at the end of a run: the calibrations of this host as
+  // the run's start read them (a run's MFU needs no server).
+  for (const Calibration& c : self.calibrations_at_start)
+    if (c.host == host && c.device == device && c.dtype == dtype &&
+        (!out || std::tie(c.measured_at, c.id) > std::tie(out->measured_at, out->id)))
+      out = c;
+  return out;
+}
+
+void Store::Impl::remember_calibrations() {
+  const auto read = [&] {
+    auto rows = retrying([&](bool) {
+      auto q = query(std::string(kSelectCalibrations) + "WHERE host = ?1", "read this host's calibrations");
+      q->bind(1, host_name());
+      std::vector<Calibration> found;
+      while (q->step()) found.push_back(read_calibration(*q));
+      return found;
+    });
+    calibrations_at_start = std::move(rows);
+  };
+  server_write(read, /*wait=*/false);  // when the server is away, what an earlier run read stays
 }
 
 std::vector<Calibration> Store::calibrations() const {

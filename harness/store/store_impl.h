@@ -62,6 +62,10 @@ struct Store::Impl {
   std::map<std::string, RunRecord> live;
   std::set<std::string> spilled;
   std::function<void(const std::string&)> notice;  // Store::set_notice_handler
+  // This host's calibrations as the latest run's start read them: its MFU when
+  // the server is away at its end.
+  std::vector<Calibration> calibrations_at_start;
+  void remember_calibrations();
 
   Impl(std::string location, Open open);
   ~Impl();

@@ -264,7 +264,10 @@ std::string Store::begin_run(const RunRecord& run) {
   if (self.dialect().leases) {
     self.live[row.run_id] = row;  // kept for the spill, should the server go away
     self.keeper().hold(row.run_id);
-    if (!self.server_write(write, /*wait=*/true)) self.spill_run(row.run_id, "could not begin it");
+    if (self.server_write(write, /*wait=*/true))
+      self.remember_calibrations();
+    else
+      self.spill_run(row.run_id, "could not begin it");
   } else {
     write();
   }

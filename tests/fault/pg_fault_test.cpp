@@ -167,6 +167,36 @@ TEST_F(FaultServer, WrongPasswordIsOneLineExit5) {
   EXPECT_EQ(query_int(account.url(), "SELECT COUNT(*) FROM runs"), 1) << "nothing stored was lost or added";
 }
 
+// libpq's keyword/value form names the same server as the URL (psql's own
+// form): the runs go there, not into a file of that name, and every message
+// masks its password, quoted or not.
+TEST_F(FaultServer, KeywordValueConnectionStringReachesTheServer) {
+  const Scratch s("keywords");
+  const Account account(admin_, shared_port(), "kv");
+  const std::string kv = "host=127.0.0.1 port=" + account.port + " user=" + account.role +
+                         " password=" + account.password + " dbname=" + account.database;
+  const auto run = twinbench(s.dir(), tiny_run(kv, 2));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(query_int(account.url(), "SELECT COUNT(*) FROM runs WHERE status = 'completed'"), 1);
+  for (const auto& e : fs::directory_iterator(s.dir()))
+    EXPECT_EQ(e.path().filename().string().find("host="), std::string::npos) << "a file named by the string";
+  EXPECT_NE(run.err.find("host=127.0.0.1 port=" + account.port + " user=" + account.role + " password=*** dbname="),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find(account.password), std::string::npos) << "the password was printed";
+  const auto runs = twinbench(s.dir(), {"runs", "--db", kv});
+  EXPECT_EQ(runs.code, 0) << runs.err;
+  EXPECT_NE(runs.out.find("completed"), std::string::npos) << runs.out;
+  // A wrong password, quoted: one line, exit 7, masked.
+  const std::string wrong = "host=127.0.0.1 port=" + account.port + " user=" + account.role +
+                            " password='not the password' dbname=" + account.database;
+  const auto refused = twinbench(s.dir(), {"runs", "--db", wrong});
+  EXPECT_EQ(refused.code, 7) << refused.err;
+  EXPECT_NE(refused.err.find("password=*** dbname=" + account.database + ": open: cannot connect:"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("not the password"), std::string::npos) << "the password was printed";
+}
+
 TEST_F(FaultServer, ReadOnlyRoleReadsButCannotWrite) {
   const Scratch s("readonly");
   const Account account(admin_, shared_port(), "ro");
@@ -231,7 +261,8 @@ TEST_F(FaultServer, LostServerLosesNoStep) {
   PrivateServer server(s);
   ASSERT_TRUE(server.ok()) << server.log();
   const Account account(server.admin(), server.port(), "lost");
-  constexpr int kSteps = 3000;
+  // Long enough to outlast the outage and the keeper's backoff (about 30 s) at 400 steps/s.
+  constexpr int kSteps = 14000;
   const std::string url = account.url();
   const std::string steps_sql = "SELECT COUNT(*) FROM steps";
   Process p(s.dir(), tiny_run(url, kSteps),

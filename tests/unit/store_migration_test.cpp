@@ -104,7 +104,7 @@ TEST_P(MigrationTest, PreviousReleasesStoreMigratesToVersion5KeepingEveryRow) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found.front().run_id, imported_id);
   RunFilter main;
-  main.ref = "main";
+  main.git_branch = "main";
   EXPECT_EQ(static_cast<int64_t>(store.runs(main).size()),
             query_int(location(), "SELECT count(*) FROM runs WHERE git_branch = 'main'"));
   std::vector<std::string> ids;
