@@ -85,6 +85,9 @@ TEST_P(MigrationTest, PreviousReleasesStoreMigratesToVersion5KeepingEveryRow) {
                                : std::string("SELECT count(*) FROM sqlite_master WHERE name = '") + index + "'";
     EXPECT_EQ(query_int(location(), sql), 1) << index;
   }
+  EXPECT_EQ(query_int(location(), pg ? "SELECT count(*) FROM pg_indexes WHERE indexname = 'runs_by_hardware'"
+                                     : "SELECT count(*) FROM sqlite_master WHERE name = 'runs_by_hardware'"),
+            0);
 
   // The selections of this version answer from the migrated rows.
   const auto series = store.series();
