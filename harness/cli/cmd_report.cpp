@@ -110,7 +110,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   add_with_imported_option(branch, b->with_imported);
   branch->callback([b, &exit_code] {
     const auto db = open_existing_store(b->r.db);
-    auto sides = compare::select_branch_sides(compare::load_runs(db), b->baseline, b->candidate,
+    auto sides = compare::select_branch_sides(compare::StoreRuns(db), b->baseline, b->candidate,
                                               baseline_at(b->baseline_at), b->with_imported);
     std::cerr << "report branch: " << sides.how << "\n";
     const auto analysis = compare::analyze_branch(std::move(sides), b->baseline, b->candidate,
@@ -180,13 +180,22 @@ void add_report_command(CLI::App& app, int& exit_code) {
     exit_code = kExitOk;
   });
 
-  auto io = std::make_shared<ReportOpts>();
+  struct IndexOpts {
+    ReportOpts r;
+    compare::IndexWindow window;
+  };
+  auto io = std::make_shared<IndexOpts>();
   auto* index = report->add_subcommand("index", "(re)write index.html of the output folder");
-  index->add_option("--db", io->db, kDbHelp);
-  index->add_option("--out", io->emit.out, "output folder");
+  index->add_option("--db", io->r.db, kDbHelp);
+  index->add_option("--out", io->r.emit.out, "output folder");
+  index->add_option("--points", io->window.points,
+                    "runs shown per case, implementation and hardware: the newest N (default 100)")
+      ->check(CLI::PositiveNumber);
+  index->add_option("--page", io->window.page, "older runs: skip the newest PAGE x N of each (default 0)")
+      ->check(CLI::NonNegativeNumber);
   index->callback([io, &exit_code] {
-    write_index(io->emit.out, open_existing_store(io->db));
-    std::cout << (std::filesystem::path(io->emit.out) / "index.html").string() << "\n";
+    write_index(io->r.emit.out, open_existing_store(io->r.db), nullptr, io->window);
+    std::cout << (std::filesystem::path(io->r.emit.out) / "index.html").string() << "\n";
     exit_code = kExitOk;
   });
 }

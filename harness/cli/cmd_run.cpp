@@ -260,6 +260,8 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   options.progress = !o.no_progress;
   if (writes_db) {
     db.emplace(o.db);
+    // A server lost and back, and what the local spill keeps meanwhile (docs/fleet.md).
+    db->set_notice_handler([](const std::string& text) { std::cerr << "twinbench: " << text << "\n"; });
     const int recovered = db->recover_stale_runs();
     if (recovered > 0)
       std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", db->path(),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/common.h"
@@ -27,7 +28,8 @@ void add_runs_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--limit", o->limit, "at most this many (0 = all)");
   cmd->add_flag("--json", o->json, "JSON list on stdout");
   cmd->callback([o, &exit_code] {
-    store::Store db(o->db);
+    // Listing creates nothing: a store that does not exist is an error.
+    store::Store db = open_existing_store(o->db);
     try {
       const int recovered = db.recover_stale_runs();
       if (recovered > 0)
@@ -46,12 +48,17 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     if (!o->status.empty()) filter.status = status_from_string(o->status);
     if (o->limit > 0) filter.limit = o->limit;
     const auto runs = db.runs(filter);
+    // What is shown of them, a batch of runs per statement.
+    std::vector<std::string> ids;
+    for (const auto& r : runs) ids.push_back(r.run_id);
+    auto metrics_of = db.metrics_of(ids);
+    const auto step_counts = o->json ? db.step_counts(ids) : std::map<std::string, int64_t>{};
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     if (!o->json)  // the group is what `report pair|nway --group` takes
       std::cout << fmt::format("{:<36}  {:<36}  {:<20} {:<10} {:<11} {:<24}  {}\n", "RUN", "GROUP", "CASE", "VARIANT",
                                "STATUS", "STARTED", "REASON");
     for (const auto& r : runs) {
-      const auto metrics = db.metrics(r.run_id);
+      const auto& metrics = metrics_of[r.run_id];
       auto metric = [&](const char* name) -> nlohmann::json {
         const auto it = metrics.find(name);
         return it != metrics.end() && it->second ? nlohmann::json(*it->second) : nlohmann::json(nullptr);
@@ -68,7 +75,8 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         j["started_at"] = r.started_at;
         j["git_commit"] = r.git_commit;
         j["git_branch"] = r.git_branch;
-        j["steps"] = db.steps(r.run_id).size();
+        const auto count = step_counts.find(r.run_id);
+        j["steps"] = count == step_counts.end() ? 0 : count->second;
         j["final_loss"] = metric("final_loss");
         j["step_time_mean_s"] = metric("step_time_mean_s");
         list.push_back(j);

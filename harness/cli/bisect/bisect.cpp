@@ -64,10 +64,10 @@ std::vector<std::string> stored_groups(const store::Store& db, const std::string
   store::RunFilter filter;
   filter.case_name = case_name;
   filter.variant = variant;
+  filter.group_prefix = prefix;
   std::vector<std::string> groups;  // runs come newest first
   for (const auto& r : db.runs(filter))
-    if (r.group_id.rfind(prefix, 0) == 0 && std::find(groups.begin(), groups.end(), r.group_id) == groups.end())
-      groups.push_back(r.group_id);
+    if (std::find(groups.begin(), groups.end(), r.group_id) == groups.end()) groups.push_back(r.group_id);
   return groups;
 }
 
@@ -78,6 +78,7 @@ std::optional<std::string> newest_key(const store::Store& db, const std::string&
   store::RunFilter filter;
   filter.case_name = case_name;
   filter.variant = variant;
+  filter.group_prefix = "bisect:";
   const std::string ends = fmt::format(":{}:{}:", short_sha(good), short_sha(bad));
   for (const auto& r : db.runs(filter)) {  // newest first
     const auto at = r.group_id.find(ends);
