@@ -97,25 +97,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
 
   struct BranchOpts {
     ReportOpts r;
-    std::string baseline, candidate, variants, baseline_at = "merge-base";
-    bool with_imported = false;
+    BranchRequest b;
   };
   auto b = std::make_shared<BranchOpts>();
   auto* branch = report->add_subcommand("branch", "one implementation across two refs (branches or commits)");
   add_report_options(branch, b->r);
-  branch->add_option("--candidate", b->candidate, "candidate ref: branch name or commit prefix")->required();
-  branch->add_option("--baseline", b->baseline, "baseline ref: branch name or commit prefix")->required();
-  branch->add_option("--variant", b->variants, "implementations to compare, comma-separated (default: all)");
-  add_baseline_at_option(branch, b->baseline_at);
-  add_with_imported_option(branch, b->with_imported);
+  add_branch_options(branch, b->b);
   branch->callback([b, &exit_code] {
     const auto db = open_existing_store(b->r.db);
-    auto sides = compare::select_branch_sides(compare::StoreRuns(db), b->baseline, b->candidate,
-                                              baseline_at(b->baseline_at), b->with_imported);
-    std::cerr << "report branch: " << sides.how << "\n";
-    const auto analysis = compare::analyze_branch(std::move(sides), b->baseline, b->candidate,
-                                                  split_commas(b->variants), compare_options(b->r));
-    emit(reports::BranchReport(analysis), b->r.emit, db);
+    emit(reports::BranchReport(analyze_branch(db, b->b, b->r, "report branch")), b->r.emit, db);
     exit_code = kExitOk;
   });
 

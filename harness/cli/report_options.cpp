@@ -2,6 +2,9 @@
 #include "harness/cli/report_options.h"
 
 #include <cstdlib>
+#include <iostream>
+
+#include "harness/compare/runs.h"
 
 namespace twinbench::cli {
 
@@ -31,22 +34,27 @@ compare::CompareOptions compare_options(const ReportOpts& o) {
   return c;
 }
 
-compare::BaselineAt baseline_at(const std::string& text) {
-  return text == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
-}
-
-void add_baseline_at_option(CLI::App* cmd, std::string& target) {
-  cmd->add_option("--baseline-at", target,
+void add_branch_options(CLI::App* cmd, BranchRequest& b) {
+  cmd->add_option("--baseline", b.baseline, "baseline ref: branch name or commit prefix")->required();
+  cmd->add_option("--candidate", b.candidate, "candidate ref: branch name or commit prefix")->required();
+  cmd->add_option("--variant", b.variants, "implementations to compare, comma-separated (default: all)");
+  cmd->add_option("--baseline-at", b.baseline_at,
                   "merge-base (default): the baseline's runs at the merge-base of the two refs; tip: the baseline "
                   "ref's newest runs")
       ->check(CLI::IsMember({"merge-base", "tip"}));
-}
-
-void add_with_imported_option(CLI::App* cmd, bool& target) {
-  cmd->add_flag("--with-imported", target,
+  cmd->add_flag("--with-imported", b.with_imported,
                 "also compare runs imported from other tools' logs (twinbench import) of a ref that has runs "
                 "twinbench made, which are left out by default: a log labelled with a branch is not that branch's "
                 "matrix");
+}
+
+compare::BranchAnalysis analyze_branch(const store::Store& db, const BranchRequest& b, const ReportOpts& r,
+                                       const std::string& command) {
+  const auto at = b.baseline_at == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
+  auto sides = compare::select_branch_sides(compare::StoreRuns(db), b.baseline, b.candidate, at, b.with_imported);
+  std::cerr << command << ": " << sides.how << "\n";
+  return compare::analyze_branch(std::move(sides), b.baseline, b.candidate, split_commas(b.variants),
+                                 compare_options(r));
 }
 
 }  // namespace twinbench::cli

@@ -10,6 +10,7 @@
 #include "harness/cli/common.h"
 #include "harness/cli/emit.h"
 #include "harness/compare/baseline.h"
+#include "harness/compare/branch_analysis.h"
 #include "harness/compare/comparison.h"
 
 namespace twinbench::cli {
@@ -26,10 +27,17 @@ void add_report_options(CLI::App* cmd, ReportOpts& o);
 // --threshold and --alpha as the analyses take them; a malformed --threshold is a ConfigError.
 compare::CompareOptions compare_options(const ReportOpts& o);
 
-// --baseline-at: which runs of the baseline ref a branch comparison uses (compare/baseline.h).
-void add_baseline_at_option(CLI::App* cmd, std::string& target);
-compare::BaselineAt baseline_at(const std::string& text);
-// --with-imported: runs imported from other tools' logs join a branch comparison's sides.
-void add_with_imported_option(CLI::App* cmd, bool& target);
+// What a branch comparison (`compare`, `report branch`) is asked: two refs, the
+// implementations, which baseline runs, whether imported runs join.
+struct BranchRequest {
+  std::string baseline, candidate, variants, baseline_at = "merge-base";
+  bool with_imported = false;
+};
+// --baseline, --candidate, --variant, --baseline-at, --with-imported.
+void add_branch_options(CLI::App* cmd, BranchRequest& b);
+// The branch analysis asked for, from an existing store; says on stderr which runs
+// each side took, prefixed with `command`.
+compare::BranchAnalysis analyze_branch(const store::Store& db, const BranchRequest& b, const ReportOpts& r,
+                                       const std::string& command);
 
 }  // namespace twinbench::cli
