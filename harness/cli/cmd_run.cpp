@@ -17,6 +17,7 @@
 #include "harness/run/device_choice.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
+#include "harness/run/batches.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/adaptive.h"
 #include "harness/run/matrix_shard.h"
@@ -231,6 +232,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   // The host guard, before anything is stored or started: refused within a
   // second, naming the processes, threads and cores.
   if (o.world_size == 0) check_host(configs, at::get_num_threads(), o.oversubscribe);
+  for (const auto& c : configs) check_data_split(c, o.world_size > 0 ? o.world_size : c.dist.nproc);
   check_device_request(o.device);
   install_interrupt_handlers();  // before a rendezvous that may take a while
   std::unique_ptr<dist::World> world;
