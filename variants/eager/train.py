@@ -262,6 +262,9 @@ def main():
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=nproc)
     train_batches, eval_batches = tb.load_batches(case["batches_path"], case["batches"])
     # The batch file holds the global batch (train.batch rows per rank); rank r trains on its rows.
+    if case["batches"]["batch"] != nproc * t["batch"]:
+        raise SystemExit(f"{NAME}: the batch file holds {case['batches']['batch']} rows a batch, not the global "
+                         f"{nproc} x {t['batch']}")
     rows = slice(rank * t["batch"], (rank + 1) * t["batch"])
     to_device = lambda a: torch.from_numpy(a).to(device)  # noqa: E731
     train_batches = [(to_device(p[0][rows]), to_device(p[1][rows])) for p in train_batches]

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace twinbench::dist {
 
@@ -23,6 +26,19 @@ void check_sizes(const torch::Tensor& whole, const torch::Tensor& piece, int siz
                                        what, size, piece.numel(), piece.numel(), whole.numel(), piece.numel()));
 }
 
+// The composed collectives move at most this much per call: what Gloo allocates
+// for one (its flat copy of a gather's rows, its ring's buffers) stays this small
+// instead of doubling a large unit's memory, as DDP's buckets bound an all-reduce.
+constexpr int64_t kChunkBytes = int64_t{64} << 20;
+
+// [offset, length) pieces of n elements of `element_bytes` each.
+std::vector<std::pair<int64_t, int64_t>> chunks(int64_t n, int64_t element_bytes) {
+  const int64_t step = std::max<int64_t>(1, kChunkBytes / element_bytes);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t offset = 0; offset < n; offset += step) out.emplace_back(offset, std::min(step, n - offset));
+  return out;
+}
+
 // A gather only moves bytes: it travels as bytes, so that bf16 goes through a
 // backend without bf16 (Gloo in LibTorch 1.13 has neither bf16 nor int16) bit for bit.
 torch::Tensor as_bits(const torch::Tensor& t) { return t.scalar_type() == torch::kByte ? t : t.view(torch::kByte); }
@@ -37,17 +53,22 @@ std::unique_ptr<Pending> FlatCollectives::all_gather(torch::Tensor output, torch
   input = as_bits(input);
   if (native_) return world_.start_all_gather_into(output, input);
   const int64_t n = input.numel();
-  std::vector<torch::Tensor> rows;
-  for (int r = 0; r < world_.size(); ++r) rows.push_back(output.narrow(0, r * n, n));
-  world_.start_all_gather(rows, input)->wait();
+  for (const auto& [offset, length] : chunks(n, input.element_size())) {
+    std::vector<torch::Tensor> rows;
+    for (int r = 0; r < world_.size(); ++r) rows.push_back(output.narrow(0, r * n + offset, length));
+    auto piece = input.narrow(0, offset, length);
+    world_.start_all_gather(rows, piece)->wait();
+  }
   return std::make_unique<Done>();
 }
 
 std::unique_ptr<Pending> FlatCollectives::reduce_scatter_sum(torch::Tensor output, torch::Tensor input) {
   check_sizes(input, output, world_.size(), "reduce-scatter");
   if (native_) return world_.start_reduce_scatter_into(output, input);
-  std::vector<torch::Tensor> whole{input};
-  world_.start_sum(whole)->wait();
+  for (const auto& [offset, length] : chunks(input.numel(), input.element_size())) {
+    std::vector<torch::Tensor> piece{input.narrow(0, offset, length)};
+    world_.start_sum(piece)->wait();
+  }
   const int64_t n = output.numel();
   output.copy_(input.narrow(0, world_.rank() * n, n));
   return std::make_unique<Done>();
