@@ -73,7 +73,9 @@ struct UnitBackward final : torch::autograd::Node {
         differentiable.push_back(i);
         wrt.push_back(unit_params[i]);
       }
-    auto computed = torch::autograd::grad({y}, wrt, {grads[0]}, /*retain_graph=*/false, /*create_graph=*/false,
+    // The engine may pass no gradient for an output nothing used: zeros then.
+    const torch::Tensor grad = grads[0].defined() ? grads[0] : torch::zeros_like(y);
+    auto computed = torch::autograd::grad({y}, wrt, {grad}, /*retain_graph=*/false, /*create_graph=*/false,
                                           /*allow_unused=*/true);
     local_output.reset();
     local_input.reset();

@@ -129,6 +129,44 @@ TEST_F(Sharding, ShardsOfParametersNoWorldSizeDividesGatherAndReduceExactly) {
   });
 }
 
+// The path NCCL takes — native flat collectives, the next unit's gather started
+// ahead, reduce-scatters left in flight until finish() — against the composed
+// one, on Gloo where this LibTorch has the native calls (the 2.x line): one
+// forward and backward of the tiny model sharded over 2 ranks gives the same
+// gradient slices either way (two ranks' sums in either order are one sum).
+TEST_F(Sharding, TheNativePathWithPrefetchGivesTheComposedPathsGradients) {
+  if (!compat::gloo_has_flat_collectives())
+    GTEST_SKIP() << "this LibTorch's Gloo has no flat collectives (1.13): the 2.x line runs this";
+  const ModelConfig c = preset_config("tiny");
+  auto gen = at::detail::createCPUGenerator(17);
+  const auto tokens = torch::randint(0, 256, {4, 17}, gen, torch::kLong);
+  std::vector<NamedTensors> grads(2);
+  for (const bool native : {false, true})
+    for (const auto mode : {units::Mode::kKeep, units::Mode::kRecompute})
+      on_ranks(2, [&](dist::World& world) {
+        auto variant = make_variant("functional", {c, 8, torch::kCPU});
+        dist::ShardOptions options;
+        options.native_collectives = native;
+        auto shards = std::make_shared<dist::ShardedParams>(world, variant->bindings(), c.layers, options);
+        variant->set_unit_runner(std::make_shared<units::Runner>(shards, mode));
+        const auto rows = tokens.narrow(0, 2 * world.rank(), 2);
+        variant->loss({rows.slice(1, 0, 16).contiguous(), rows.slice(1, 1, 17).contiguous()}, {}).backward();
+        shards->finish();
+        NamedTensors whole;
+        for (size_t i = 0; i < shards->whole_bindings().size(); ++i)
+          whole.emplace_back(shards->whole_bindings()[i].canonical_name,
+                             shards->gather(i, shards->slice_bindings()[i].native.grad()));
+        if (world.rank() != 0) return;
+        if (!native && mode == units::Mode::kKeep) grads[0] = whole;
+        if (native) grads[1] = whole;
+        for (size_t i = 0; i < whole.size(); ++i)
+          EXPECT_TRUE(torch::equal(whole[i].second, grads[0][i].second))
+              << whole[i].first << (native ? " native" : " composed")
+              << (mode == units::Mode::kKeep ? " keep" : " recompute");
+      });
+  ASSERT_EQ(grads[1].size(), grads[0].size());
+}
+
 struct Trained {
   std::vector<double> losses;
   NamedTensors weights;

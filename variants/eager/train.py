@@ -163,11 +163,13 @@ class Decoder(torch.nn.Module):
 # ---- data parallel: the ranks, FSDP2 ---------------------------------------------------------
 
 def fsdp2():
-    """torch.distributed.fsdp.fully_shard (FSDP2; public since torch 2.6), or None."""
+    """torch.distributed.fsdp.fully_shard (FSDP2; public since torch 2.6), or None.
+    Imported only for a sharded case: Debian's torch 1.13 cannot even import its
+    torch.distributed.fsdp on Python 3.11 (a dataclass error, not an ImportError)."""
     try:
         from torch.distributed.fsdp import fully_shard
         return fully_shard
-    except ImportError:
+    except Exception:  # noqa: BLE001 -- any failure to import means no FSDP2 here
         return None
 
 
@@ -220,11 +222,10 @@ def launch(nproc):
 
 def unsupported(case):
     sharded = case["dist"].get("shard", "none") == "zero3"
-    supports = ("dist", "remat") + (("zero3",) if fsdp2() is not None else ())
-    reason = tb.common_unsupported(case, supports=supports)
+    if sharded and fsdp2() is None:
+        return f"dist.shard = zero3 needs FSDP2 (torch.distributed.fsdp.fully_shard), which torch {torch.__version__} lacks"
+    reason = tb.common_unsupported(case, supports=("dist", "remat", "zero3"))
     if reason:
-        if sharded and fsdp2() is None:
-            reason = f"dist.shard = zero3 needs FSDP2 (torch.distributed.fsdp.fully_shard), which torch {torch.__version__} lacks"
         return reason
     if COMPILE and not hasattr(torch, "compile"):
         return f"torch {torch.__version__} has no torch.compile (PyTorch 2.x needed)"
