@@ -31,6 +31,9 @@ struct TrainConfig {
   int64_t eval_batches = 2;      // held-out batches per evaluation
   std::string checkpoint_dir = "checkpoints";
   std::string resume_from;       // checkpoint file to continue from ("" = fresh start)
+  // Activation recompute: none | full (each shard unit keeps only its input and
+  // recomputes its forward in backward: models/units.h).
+  std::string remat = "none";
 };
 
 struct DataConfig {
@@ -48,6 +51,10 @@ struct DistConfig {
   int64_t nproc = 1;  // data-parallel worker processes (devices)
   double bucket_mb = 25;  // gradient all-reduce bucket size (PyTorch DDP's default)
   double timeout_s = 300;  // rendezvous and each collective
+  // none: replicated data parallel (every rank holds the whole model); zero3:
+  // parameters, gradients and optimizer state sharded over the ranks
+  // (harness/run/dist/zero3.h).
+  std::string shard = "none";
 };
 
 struct Requirements {
