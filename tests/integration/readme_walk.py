@@ -52,6 +52,8 @@ WALK = {
     "twinbench matrix --cases '0[1-3]*' --reduced --repeats 3 --branch my-feature": {
         "small": SMALL, "expect": r"== 03_dropout \(median of 3 repeats\)"},
     "twinbench run --case 08_ddp": {"small": SMALL, "expect": r"== 08_ddp"},
+    "twinbench run --case 08_ddp dist.shard=zero3 train.remat=full": {"small": SMALL, "expect": r"== 08_ddp"},
+    "twinbench plan --case 07_8b --devices 8 --device-memory 80GiB": {"expect": r"fits a GPU with 80\.0 GiB: yes"},
     "twinbench run --case 01_base --nproc 2": {"small": SMALL + " --oversubscribe", "expect": r"== 01_base"},
     "twinbench runs --limit 10": {"expect": r"^RUN +GROUP +CASE"},
     'sqlite3 twinbench.db "SELECT case_name, variant, status FROM runs"': {"expect": r"01_base\|functional\|completed"},
