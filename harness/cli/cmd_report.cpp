@@ -56,8 +56,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
           p->group.empty() ? "" : "group " + p->group + ": ", p->a, p->b, p->a, compare::groups_with_variant(db, p->a),
           p->b, compare::groups_with_variant(db, p->b)));
     const auto started = std::chrono::steady_clock::now();
-    const auto analysis =
-        compare::analyze_pair(std::move(selection.runs), selection.group_id, p->a, p->b, compare_options(p->r));
+    auto profiles = compare::load_profile_runs(db, selection.runs);  // the why of decisive verdicts
+    const auto analysis = compare::analyze_pair(std::move(selection.runs), selection.group_id, p->a, p->b,
+                                                compare_options(p->r), std::move(profiles));
     emit(reports::PairReport(analysis), p->r.emit, db, &analysis);
     if (p->r.emit.format == "html")
       std::cerr << fmt::format("pair report: {} cases rendered in {:.3f} s\n", analysis.cases.size(),
@@ -113,8 +114,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
     auto sides = compare::select_branch_sides(compare::load_runs(db), b->baseline, b->candidate,
                                               baseline_at(b->baseline_at), b->with_imported);
     std::cerr << "report branch: " << sides.how << "\n";
+    std::vector<compare::RunView> both = sides.baseline;
+    both.insert(both.end(), sides.candidate.begin(), sides.candidate.end());
+    auto profiles = compare::load_profile_runs(db, both);  // the why of decisive verdicts
     const auto analysis = compare::analyze_branch(std::move(sides), b->baseline, b->candidate,
-                                                  split_commas(b->variants), compare_options(b->r));
+                                                  split_commas(b->variants), compare_options(b->r), std::move(profiles));
     emit(reports::BranchReport(analysis), b->r.emit, db);
     exit_code = kExitOk;
   });

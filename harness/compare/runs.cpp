@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "harness/base/git.h"
+#include "harness/compare/profile_record.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/stats/summary.h"
 
@@ -27,12 +28,30 @@ std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& f
   std::vector<RunView> out;
   out.reserve(records.size());
   for (auto& r : records) {
+    if (is_profile_run(r) != options.profiles) continue;
     RunView v;
     v.metrics = db.metrics(r.run_id);
-    if (options.steps) v.steps = db.steps(r.run_id);
+    if (options.steps && !options.profiles) v.steps = db.steps(r.run_id);
     v.run = std::move(r);
     out.push_back(std::move(v));
   }
+  return out;
+}
+
+std::vector<RunView> load_profile_runs(const store::Store& db, const std::vector<RunView>& runs) {
+  std::vector<std::string> groups;
+  for (const auto& v : runs)
+    if (std::find(groups.begin(), groups.end(), v.run.group_id) == groups.end()) groups.push_back(v.run.group_id);
+  LoadOptions load;
+  load.profiles = true;
+  std::vector<RunView> out;
+  for (const auto& g : groups) {
+    store::RunFilter f;
+    f.group_id = g;
+    for (auto& v : load_runs(db, f, load)) out.push_back(std::move(v));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RunView& x, const RunView& y) { return x.run.started_at < y.run.started_at; });
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "harness/run/out_of_memory.h"
 #include "harness/run/plan.h"
 #include "harness/run/progress.h"
+#include "harness/run/run_profile.h"
 #include "harness/run/trainer.h"
 #include "models/device/runtime.h"
 #include "models/torch_compat.h"
@@ -126,6 +127,9 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
   try {
     const device::DeviceRuntime& runtime = device::runtime_for(o.device);
     runtime.reset_peak(o.device);
+    // A profiled run (executor.h): attribution from before the model exists, ops from the first steady step.
+    std::optional<RunProfiler> why;
+    if (o.profile_run) why.emplace(o.device, std::max<int64_t>(1, config.measure.warmup_steps));
     auto variant = make_variant(out.variant, {config.model, static_cast<uint64_t>(config.train.seed), o.device});
     // Data parallel: the source yields global batches (batch rows per rank) and
     // each rank trains on its own rows.
@@ -144,6 +148,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     hooks.on_step = [&](const StepRecord& r) {
       writer.add(r);
       if (o.progress && rank0) progress.step(r);
+      if (why) why->on_step(r);
       if (!o.profile) return;
       if (r.step >= o.profile->from_step) {
         ++profiled.steps;
@@ -163,6 +168,8 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
       ops.step_seconds = profiled.step_seconds;
       o.profile->results.push_back(std::move(ops));
     }
+    std::optional<compare::RunProfile> profiled_run;
+    if (why) profiled_run = why->finish(*variant);
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
@@ -191,6 +198,10 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     if (o.progress && rank0) progress.finish(std::string(to_string(result.status)));
     auto metrics = metrics::to_list(m);
     metrics.insert(metrics.end(), metrics_extra.begin(), metrics_extra.end());
+    if (profiled_run) {
+      out.profile_rows = compare::profile_rows(*profiled_run);
+      metrics.insert(metrics.end(), out.profile_rows.begin(), out.profile_rows.end());
+    }
     if (result.status == RunStatus::completed && config.model.quant_mode == "int8" && rank0) {
       const auto extra = int8_export_metrics(*variant, config, out.variant,
                                              out.run_id.empty() ? fmt::format("{}-{}", out.variant, out.repeat) : out.run_id,
