@@ -102,6 +102,9 @@ class Bisector {
   std::optional<Probe> measure(size_t index, bool against_bad, std::optional<double> threshold, bool end);
   Probe judge(size_t index, size_t reference, const std::string& group, std::optional<double> threshold) const;
   Probe skip(size_t index, size_t reference, const std::string& reason);
+  // Found: the culprit's why from profiled rounds of it and the commit before it
+  // (stored ones when there are, else new ones unless replaying).
+  void explain_culprit(compare::BisectResult& res);
   const TreeBuild& built(size_t index);
   // A probe's threshold against either end: --threshold's, else from the confirmed change.
   std::optional<double> threshold_of(bool against_bad) const {
@@ -233,6 +236,7 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
   a.label_b = label_of(history_[index].sha);
   a.group_id = new_group(index, reference);
   if (metric_->judge == metrics::Judge::kTime) a.look_metric = metric_->name;
+  a.why_runs = 0;  // probes are not explained; the culprit is (explain_culprit)
   ++sessions_;
   try {
     ab::run_ab(a, log_);
@@ -244,6 +248,63 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
   Probe p = judge(index, reference, a.group_id, threshold);
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
+}
+
+void Bisector::explain_culprit(compare::BisectResult& res) {
+  const size_t before = res.last_good, culprit = res.first_bad;
+  const std::string prefix = fmt::format("bisect-why:{}:{}:{}:", key_, short_sha(history_[before].sha),
+                                         short_sha(history_[culprit].sha));
+  std::string group;
+  store::RunFilter by_case;
+  by_case.case_name = case_name_;
+  by_case.variant = o_.variant;
+  for (const auto& r : db_->runs(by_case))  // newest first: the newest stored profiled rounds
+    if (r.group_id.rfind(prefix, 0) == 0) {
+      group = r.group_id;
+      break;
+    }
+  std::string note;
+  if (group.empty() && !o_.replay && o_.why_runs > 0) {
+    const TreeBuild& a_build = built(before);
+    const TreeBuild& b_build = built(culprit);
+    if (!a_build.ok || !b_build.ok) return;
+    ab::AbOptions a;
+    a.a = a_build.runner;
+    a.b = b_build.runner;
+    a.case_name = case_file_;
+    a.overrides = o_.overrides;
+    a.reduced = o_.reduced;
+    a.variant = o_.variant;
+    a.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
+    a.db = o_.db;
+    a.label_a = label_of(history_[before].sha);
+    a.label_b = label_of(history_[culprit].sha);
+    a.group_id = prefix + store::new_uuid().substr(0, 8);
+    log_ << fmt::format("bisect: why: {} profiled rounds of {} against {}\n", o_.why_runs, name(culprit), name(before));
+    note = ab::profile_rounds(a, o_.why_runs, log_);
+    group = a.group_id;
+  }
+  if (group.empty()) return;
+  store::RunFilter in_group;
+  in_group.group_id = group;
+  compare::LoadOptions load;
+  load.profiles = true;
+  res.why_runs = compare::load_runs(*db_, in_group, load);
+  std::vector<const compare::RunView*> runs_a, runs_b;
+  for (const auto& v : res.why_runs) {
+    if (v.run.git_branch == label_of(history_[before].sha)) runs_a.push_back(&v);
+    if (v.run.git_branch == label_of(history_[culprit].sha)) runs_b.push_back(&v);
+  }
+  compare::Comparison timed;  // the culprit against the commit before it, as its profiled rounds see it
+  timed.case_name = case_name_;
+  timed.label_a = short_sha(history_[before].sha).substr(0, 9);
+  timed.label_b = short_sha(history_[culprit].sha).substr(0, 9);
+  res.why = compare::explain(timed, runs_a, runs_b, 1 - o_.alpha);
+  res.why->trigger = fmt::format("the first {} commit {} against the commit before it, {}", compare::sought_word(o_.find),
+                                 timed.label_b, timed.label_a);
+  res.why->time_decided = metric_->judge == metrics::Judge::kTime;
+  res.why->memory_decided = metric_->name == "peak_memory_bytes";
+  if (!note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + note;
 }
 
 compare::BisectResult Bisector::run() {
@@ -363,6 +424,7 @@ compare::BisectResult Bisector::run() {
   res.first_bad = search.first_bad();
   if (search.found()) {
     res.outcome = compare::BisectOutcome::kFound;
+    explain_culprit(res);
   } else {
     res.outcome = compare::BisectOutcome::kRange;
     std::string undecided;
