@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job: set up, build, calibrate this machine's matmul peak (for
 # MFU), plan every case, then run the CPU matrix — both implementations, every case
-# (06_1b in its [reduced] form, what cannot run here recorded as skipped with the
+# (06_1b and 07_8b in their [reduced] forms — 07_8b's one 8B-shaped layer sharded
+# over 2 Gloo ranks, about 6 GB of memory each; what cannot run here recorded as skipped with the
 # reason) — into ./twinbench.db and print the MaxView tables. The matrix is
 # adaptive (docs/verdicts.md, "The main job decides"): each case runs as
 # interleaved pairs until its step-time verdict is decisive, its share of the

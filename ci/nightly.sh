@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Nightly job: run the CPU matrix (adaptive, as ci/demo.sh) into a persistent
-# database, render the nightly trends and the pair report, print the markdown
-# summaries, and exit non-zero on confirmed regressions (two consecutive nights
-# beyond the threshold) or missing data (a case and implementation whose
-# completed runs stopped; TWINBENCH_FAIL_ON_MISSING=0 reports it without failing).
+# database, render the nightly change points and the pair report, close the loop
+# on every change point tonight's night brought in step time or loss (`twinbench
+# triage`: bisect between the nightly commits on either side of it, and write an
+# issue text beside the report when the bisect confirms it), print the markdown
+# summaries, and exit non-zero when an issue text was written, on a new change
+# point in the bad direction, or on missing data (a case and implementation
+# whose completed runs stopped; TWINBENCH_FAIL_ON_MISSING=0 reports it without
+# failing). The checkout must hold the nightly commits' history (fetch-depth 0).
 #   TWINBENCH_DB      persistent store: an SQLite file or a postgresql:// URL
 #                     (default: $HOME/.cache/twinbench/nightly.db)
 #   TWINBENCH_OUT     report folder (default: twinbench-report)
 #   TWINBENCH_BRANCH / TWINBENCH_COMMIT   labels for detached CI checkouts
 #   TWINBENCH_THREADS, TWINBENCH_DEMO_BUDGET, TWINBENCH_DEMO_MAX_PAIRS   as for ci/demo.sh
+#   TWINBENCH_TRIAGE_BUDGET   seconds per bisect session of the triage (default 600)
 # Extra arguments go to `twinbench matrix`.
 set -euo pipefail  # pipefail: the last command's exit status survives the tee
 cd "$(dirname "$0")/.."
@@ -26,6 +31,11 @@ $tb report pair --db "$db" --out "$out" >/dev/null
 $tb report nightly --db "$db" --out "$out"
 $tb report pair --db "$db" --format markdown
 echo "report: $out/index.html"
+# Exit 1 when an issue text was written (its path is printed: `filed: DIR/issue-...md`).
+triage=0
+$tb triage --db "$db" --out "$out" --repo . --budget "${TWINBENCH_TRIAGE_BUDGET:-600}" || triage=$?
 missing=()
 [[ ${TWINBENCH_FAIL_ON_MISSING:-1} == 1 ]] && missing=(--fail-on-missing)
-$tb report nightly --db "$db" --format markdown --fail-on-regression "${missing[@]}" | tee "$out/nightly.md"
+report=0
+$tb report nightly --db "$db" --format markdown --fail-on-regression "${missing[@]}" | tee "$out/nightly.md" || report=$?
+exit $(( triage != 0 ? triage : report ))

@@ -112,6 +112,20 @@ std::vector<ParamSpec> canonical_params(const ModelConfig& c) {
   return specs;
 }
 
+int64_t units::count(int64_t layers) { return layers + 2; }
+
+int64_t units::unit_of(const std::string& name, int64_t layers) {
+  if (name == canonical::kEmbedding) return 0;
+  if (name == canonical::kFinalNorm || name == canonical::kLogits) return layers + 1;
+  const std::string root = "decoder.layers.";
+  if (name.rfind(root, 0) == 0) {
+    const auto dot = name.find('.', root.size());
+    const int64_t layer = std::stoll(name.substr(root.size(), dot - root.size()));
+    if (layer >= 0 && layer < layers) return layer + 1;
+  }
+  throw std::logic_error(fmt::format("{} belongs to no unit of a {}-layer decoder", name, layers));
+}
+
 int64_t param_count(const ModelConfig& c) {
   int64_t n = 0;
   for (const auto& s : canonical_params(c)) n += s.numel();

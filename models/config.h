@@ -65,6 +65,14 @@ struct ParamSpec {
 std::vector<ParamSpec> canonical_params(const ModelConfig& config);
 int64_t param_count(const ModelConfig& config);
 
+// Shard units (models/units.h): 0 the token embedding, 1..L the decoder layers,
+// L+1 the final norm with the logits. Here, without LibTorch, for the cost model.
+namespace units {
+int64_t count(int64_t layers);
+// The unit a canonical parameter belongs to (std::logic_error for a name of none).
+int64_t unit_of(const std::string& canonical_name, int64_t layers);
+}  // namespace units
+
 // Canonical names of one layer's tensors, shared by every implementation's mapping.
 namespace canonical {
 std::string layer_prefix(int64_t layer);

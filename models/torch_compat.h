@@ -36,6 +36,12 @@ using CollectiveBackend = ::c10d::Backend;
 using CollectiveBackend = ::c10d::ProcessGroup;
 #endif
 
+// Gloo's flat collectives (_allgather_base, _reduce_scatter_base): LibTorch
+// 2.11's Gloo has them, 1.13's has neither. Sharded data parallel uses the
+// native path only where the device runtime says the backend's collectives are
+// (NCCL); its tests run that path on Gloo where this says it exists.
+inline constexpr bool gloo_has_flat_collectives() { return TWINBENCH_TORCH_AT_LEAST(2, 11); }
+
 inline std::string torch_version() {
   return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
          std::to_string(TORCH_VERSION_PATCH);
@@ -64,6 +70,22 @@ inline bool cpu_autocast_enabled() {
   return at::autocast::is_autocast_enabled(at::kCPU);
 #else
   return at::autocast::is_cpu_enabled();
+#endif
+}
+
+// Whether autocast is on for `device`'s kind in this thread, and its dtype: what
+// a unit recomputed in backward (models/units.h) must run under again, since the
+// backward runs outside the forward's AutocastGuard.
+struct AutocastState {
+  bool enabled = false;
+  at::ScalarType dtype = at::kBFloat16;
+};
+inline AutocastState autocast_state(const torch::Device& device) {
+#if TWINBENCH_TORCH_AT_LEAST(2, 4)
+  return {at::autocast::is_autocast_enabled(device.type()), at::autocast::get_autocast_dtype(device.type())};
+#else
+  if (device.is_cuda()) return {at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype()};
+  return {at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype()};
 #endif
 }
 

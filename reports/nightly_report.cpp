@@ -1,8 +1,9 @@
-// Nightly trends (see nightly_report.h).
+// Nightly trends and change points (see nightly_report.h).
 #include "reports/nightly_report.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "reports/html.h"
@@ -11,6 +12,8 @@
 namespace twinbench::reports {
 
 using compare::NightlyAnalysis;
+using compare::SeriesChange;
+using compare::TrendSeries;
 
 namespace {
 
@@ -21,10 +24,33 @@ std::string stopped_text(const compare::StoppedSeries& s) {
 }
 
 // A series' points as the trend chart draws them.
-std::vector<html::TrendPoint> chart_points(const compare::TrendSeries& s) {
+std::vector<html::TrendPoint> chart_points(const TrendSeries& s) {
   std::vector<html::TrendPoint> out;
   for (const auto& p : s.points) out.push_back({p.label, p.value, p.flag});
   return out;
+}
+
+std::string series_name(const TrendSeries& s) {
+  return fmt::format("{} / {} / {}", s.case_name, s.variant, s.spec.label);
+}
+
+// "+10.2% [+7.1%, +13.4%]" (the interval when the kernel could give one).
+std::string change_text(const SeriesChange& c) {
+  std::string out = fmt::format("{:+.1f}%", 100 * c.change);
+  if (std::isfinite(c.change_low) && std::isfinite(c.change_high))
+    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * c.change_low, 100 * c.change_high);
+  return out;
+}
+
+// Where a change stands: new with tonight's night, still the current level, or behind a later one.
+std::string state_text(const SeriesChange& c) { return c.fresh ? "new tonight" : c.open ? "open" : "closed"; }
+
+std::string value_text(const TrendSeries& s, double v) { return metrics::format_value(s.spec, v); }
+
+std::string tested_text(const NightlyAnalysis& r) {
+  return fmt::format("{} series segments tested ({} candidate nights) at a false-alarm rate of {:g} for the whole "
+                     "report: {:.3g} per segment; a change needs {} nights at its new level",
+                     r.segments_tested, r.candidates_tested, r.alpha, r.alpha_per_segment, r.min_nights);
 }
 
 }  // namespace
@@ -47,39 +73,66 @@ std::string nightly_html(const NightlyAnalysis& r) {
                   html::table({"Case", "Implementation", "Finding", "Last good night", "Nights missed", "Since then"},
                               rows, "summary"));
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& s : r.series) {
-    const auto& last = s.points.back();
-    rows.push_back({html::escape(s.case_name), html::escape(s.variant), html::escape(s.hardware),
-                    html::escape(s.spec.label),
-                    html::num(html::escape(fmt::format(fmt::runtime(s.spec.format), last.value))),
-                    html::badge(last.flag == "normal" ? "no change" : last.flag == "suspicious" ? "inconclusive"
-                                                      : last.flag == "regression" ? "regressed" : "improved") +
-                        " " + html::escape(last.flag),
-                    std::to_string(s.trend.step_changes.size())});
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [s, c] : compare::change_points_in_order(r))
+      rows.push_back({html::link("#" + html::slug(series_name(*s) + "-" + s->hardware), series_name(*s)),
+                      html::escape(c->night), "<code>" + html::escape(c->commit.substr(0, 9)) + "</code>",
+                      html::num(html::escape(change_text(*c))),
+                      html::num(html::escape(value_text(*s, c->before) + " → " + value_text(*s, c->after))),
+                      html::num(html::escape(fmt::format("{:.2g}", c->p_value))),
+                      html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});
+    body += html::section(
+        "changes",
+        fmt::format("Change points: {} ({} open regression{}, {} new tonight)", r.change_points, r.open_regressions,
+                    r.open_regressions == 1 ? "" : "s", r.regressions),
+        "<p>" + html::escape(tested_text(r)) + ". Open change points first.</p>" +
+            (rows.empty() ? std::string("<p>No series changed level in these days.</p>")
+                          : html::table({"Series", "First night", "Commit", "Change [CI]", "Level before → after",
+                                         "p", "Verdict"},
+                                        rows, "summary")));
   }
-  body += html::section("summary", fmt::format("Last {} days: {} series, {} regressing", r.days, r.series.size(),
-                                               r.regressions),
-                        html::table({"Case", "Implementation", "Hardware", "Metric", "Latest", "Latest flag",
-                                     "Step changes"},
-                                    rows, "summary") +
-                            "<p>Baseline = median of the previous " + std::to_string(r.window) +
-                            " nights; a single point beyond the threshold is suspicious, two consecutive are a "
-                            "regression.</p>");
-  std::string current;
+  {
+    // The same overview the markdown ends with: every series, where it stands now.
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : r.series) {
+      const auto& level = s.level.back();
+      rows.push_back({html::link("#" + html::slug(series_name(s) + "-" + s.hardware), s.case_name),
+                      html::clipped(s.variant, true), html::escape(s.spec.label), html::clipped(s.hardware, true),
+                      html::num(std::to_string(s.points.size())), html::num(html::escape(value_text(s, s.points.back().value))),
+                      html::num(html::escape(level ? value_text(s, *level) : "-")),
+                      html::num(std::to_string(s.changes.size()))});
+    }
+    body += html::section("series", fmt::format("Series: {}", r.series.size()),
+                          rows.empty() ? std::string("<p>No completed nightly runs in these days.</p>")
+                                       : html::table({"Case", "Implementation", "Metric", "Machine", "Nights", "Latest",
+                                                      "Level", "Change points"},
+                                                     rows, "summary"));
+  }
   for (const auto& s : r.series) {
     html::ChartOptions o;
-    o.title = fmt::format("{} · {} · {} · {}", s.case_name, s.variant, s.spec.label, s.hardware);
+    o.title = fmt::format("{} · {}", series_name(s), s.hardware);
     o.y_label = s.spec.label;
-    const double band = s.spec.rel_threshold > 0 ? s.spec.rel_threshold : 0.0;
-    const std::string chart = html::trend_chart(chart_points(s), s.trend.baseline, band, s.trend.step_changes, o);
-    body += html::section(html::slug(s.case_name + "-" + s.variant + "-" + s.spec.name + "-" + s.hardware), o.title,
-                          chart);
+    std::vector<size_t> marks;
+    std::string notes;
+    for (const auto& c : s.changes) {
+      marks.push_back(c.index);
+      notes += fmt::format("{}{} at {} ({}): {}", notes.empty() ? "" : "; ", change_text(c), c.night,
+                           c.commit.substr(0, 9), state_text(c));
+    }
+    std::string part = html::trend_chart(chart_points(s), s.level, 0.0, marks, o);
+    if (!notes.empty()) part += "<p class=\"muted\">Change points: " + html::escape(notes) + ".</p>";
+    if (s.segment_starts.size() > 1)
+      part += fmt::format("<p class=\"muted\">{} segments: the series missed a night the matrix ran, and is "
+                          "judged apart on each side of it.</p>",
+                          s.segment_starts.size());
+    body += html::section(html::slug(series_name(s) + "-" + s.hardware), o.title, part);
   }
   html::Page page;
   page.title = "twinbench · nightly";
-  page.subtitle = fmt::format("Nightly trends over the last {} days: {} run groups, {} runs; one point per day "
-                              "(the newest group that ran the case that day)",
+  page.subtitle = fmt::format("Nightly history over the last {} days: {} run groups, {} runs; one point per night "
+                              "(the newest group that ran the case that day); the line is each level between change "
+                              "points",
                               r.days, r.groups, r.runs);
   page.nav_html = html::link("index.html", "index");
   page.body_html = body;
@@ -87,18 +140,29 @@ std::string nightly_html(const NightlyAnalysis& r) {
 }
 
 std::string nightly_markdown(const NightlyAnalysis& r) {
-  std::string out = fmt::format("## twinbench nightly: last {} days, {} regressing series, {} stopped\n\n", r.days,
-                                r.regressions, r.missing.stopped.size());
+  std::string out = fmt::format(
+      "## twinbench nightly: last {} days, {} change point{} ({} open regression{}, {} new tonight), {} stopped\n\n"
+      "{}.\n\n",
+      r.days, r.change_points, r.change_points == 1 ? "" : "s", r.open_regressions, r.open_regressions == 1 ? "" : "s",
+      r.regressions, r.missing.stopped.size(), tested_text(r));
   for (const auto& s : r.missing.stopped)
     out += fmt::format("- **missing data**: {} / {}: {}\n", s.case_name, s.variant, stopped_text(s));
   if (!r.missing.stopped.empty()) out += "\n";
-  out += "| Case | Implementation | Metric | Latest | Baseline | Flag |\n|---|---|---|---:|---:|---|\n";
+  const auto changes = compare::change_points_in_order(r);
+  if (!changes.empty()) {
+    out += "| Series | First night | Commit | Change [CI] | Before → after | p | Verdict |\n"
+           "|---|---|---|---:|---:|---:|---|\n";
+    for (const auto& [s, c] : changes)
+      out += fmt::format("| {} ({}) | {} | `{}` | {} | {} → {} | {:.2g} | {} ({}) |\n", series_name(*s), s->hardware,
+                         c->night, c->commit.substr(0, 9), change_text(*c), value_text(*s, c->before),
+                         value_text(*s, c->after), c->p_value, c->regression ? "regressed" : "improved", state_text(*c));
+    out += "\n";
+  }
+  out += "| Case | Implementation | Metric | Latest | Level | Change points |\n|---|---|---|---:|---:|---:|\n";
   for (const auto& s : r.series) {
-    const auto& last = s.points.back();
-    const auto& base = s.trend.baseline.back();
+    const auto& level = s.level.back();
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", s.case_name, s.variant, s.spec.label,
-                       fmt::format(fmt::runtime(s.spec.format), last.value),
-                       base ? fmt::format(fmt::runtime(s.spec.format), *base) : "-", last.flag);
+                       value_text(s, s.points.back().value), level ? value_text(s, *level) : "-", s.changes.size());
   }
   return out;
 }
@@ -107,7 +171,13 @@ std::string nightly_json(const NightlyAnalysis& r) {
   nlohmann::ordered_json j;
   j["report"] = "nightly";
   j["days"] = r.days;
-  j["window"] = r.window;
+  j["alpha"] = r.alpha;
+  j["alpha_per_segment"] = r.alpha_per_segment;
+  j["min_nights"] = r.min_nights;
+  j["segments_tested"] = r.segments_tested;
+  j["candidates_tested"] = r.candidates_tested;
+  j["change_points"] = r.change_points;
+  j["open_regressions"] = r.open_regressions;
   j["regressions"] = r.regressions;
   j["groups"] = r.groups;
   j["runs"] = r.runs;
@@ -117,6 +187,7 @@ std::string nightly_json(const NightlyAnalysis& r) {
     j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
                             {"last_good_group", s.last_good_group}, {"nights_missed", s.nights_missed},
                             {"latest", s.latest}});
+  const auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series) {
     nlohmann::ordered_json one;
@@ -126,12 +197,31 @@ std::string nightly_json(const NightlyAnalysis& r) {
     one["metric"] = s.spec.name;
     one["points"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.points.size(); ++i)
-      one["points"].push_back({{"group", s.points[i].group},
+      one["points"].push_back({{"night", s.points[i].night},
+                               {"group", s.points[i].group},
+                               {"commit", s.points[i].commit},
                                {"label", s.points[i].label},
                                {"value", s.points[i].value},
-                               {"baseline", s.trend.baseline[i] ? nlohmann::json(*s.trend.baseline[i]) : nlohmann::json(nullptr)},
+                               {"level", s.level[i] ? nlohmann::json(*s.level[i]) : nlohmann::json(nullptr)},
                                {"flag", s.points[i].flag}});
-    one["step_changes"] = s.trend.step_changes;
+    one["segment_starts"] = s.segment_starts;
+    one["change_points"] = nlohmann::ordered_json::array();
+    for (const auto& c : s.changes)
+      one["change_points"].push_back({{"index", c.index},
+                                      {"night", c.night},
+                                      {"commit", c.commit},
+                                      {"group", c.group},
+                                      {"night_before", c.night_before},
+                                      {"commit_before", c.commit_before},
+                                      {"before", c.before},
+                                      {"after", c.after},
+                                      {"change", number(c.change)},
+                                      {"ci_low", number(c.change_low)},
+                                      {"ci_high", number(c.change_high)},
+                                      {"p_value", c.p_value},
+                                      {"regression", c.regression},
+                                      {"fresh", c.fresh},
+                                      {"open", c.open}});
     j["series"].push_back(one);
   }
   return j.dump(2);

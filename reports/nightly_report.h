@@ -1,7 +1,9 @@
-// The nightly report: renders a compare::NightlyAnalysis — per case,
-// implementation, hardware and key metric the history of the last N days with
-// its baseline band, flagged points and step changes, the series that stopped
-// first — as one HTML page, markdown and JSON.
+// The nightly report: renders a compare::NightlyAnalysis — the series that
+// stopped first, then every change point (open ones first) with its night,
+// commit, change and interval, and how many series and nights were tested at
+// which rate; then per case, implementation, hardware and trend metric the
+// history of the last N days, each level between change points drawn and each
+// change marked — as one HTML page, markdown and JSON.
 #pragma once
 
 #include <string>

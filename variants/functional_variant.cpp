@@ -29,6 +29,7 @@ class FunctionalVariant final : public Variant {
   const ModelConfig& config() const override { return config_; }
   const std::vector<ParamBinding>& bindings() const override { return bindings_; }
   void set_training(bool training) override { training_ = training; }
+  void set_unit_runner(std::shared_ptr<const units::Runner> runner) override { units_ = std::move(runner); }
 
   torch::Tensor loss(const Batch& batch, const StepContext& ctx) override {
     const int64_t S = batch.inputs.size(1);
@@ -36,7 +37,8 @@ class FunctionalVariant final : public Variant {
       rope_ = ops::rope_table(S, config_.head_dim, config_.rope_base, device_);
       mask_ = ops::causal_mask(S, device_);
     }
-    const functional::ForwardArgs args{config_, rope_, mask_, training_, {dropout_seed_, ctx.forward_index}, quant_};
+    const functional::ForwardArgs args{config_, rope_, mask_, training_, {dropout_seed_, ctx.forward_index}, quant_,
+                                       units_.get()};
     return functional::loss(params_, batch.inputs, batch.targets, args);
   }
 
@@ -51,6 +53,7 @@ class FunctionalVariant final : public Variant {
   torch::Tensor mask_;
   quant::Fp8State fp8_;  // handed to every forward call, never held by the model functions
   quant::QuantContext quant_;
+  std::shared_ptr<const units::Runner> units_;  // handed to every forward call like the rest
 };
 
 }  // namespace

@@ -69,6 +69,7 @@ class ModuleVariant final : public Variant {
   const ModelConfig& config() const override { return model_->config(); }
   const std::vector<ParamBinding>& bindings() const override { return bindings_; }
   void set_training(bool training) override { model_->train(training); }
+  void set_unit_runner(std::shared_ptr<const units::Runner> runner) override { model_->set_units(std::move(runner)); }
 
   NamedTensors extra_state() const override {
     return {{kRngCounter, torch::tensor(model_->rngs().counter, torch::kLong)}};

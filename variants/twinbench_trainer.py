@@ -40,7 +40,9 @@ def read_case():
 
 def common_unsupported(case, supports=()):
     """The reason a case is out of reach for a trainer that supports the
-    optional features named in `supports` ("bf16", "dropout", "int8"), or None."""
+    optional features named in `supports` ("bf16", "dropout", "int8", "dist":
+    data parallel over dist.nproc ranks, "zero3": dist.shard = zero3, "remat":
+    train.remat = full), or None."""
     m, t = case["model"], case["train"]
     if t["dtype"] != "fp32" and not (t["dtype"] == "bf16" and "bf16" in supports):
         return f"train.dtype = {t['dtype']} is not supported"
@@ -49,8 +51,12 @@ def common_unsupported(case, supports=()):
         return f"quant.mode = {quant} is not supported"
     if m["dropout"] > 0 and "dropout" not in supports:
         return "dropout is not supported (its random stream is twinbench's own)"
-    if case["dist"]["nproc"] > 1:
+    if case["dist"]["nproc"] > 1 and "dist" not in supports:
         return "data parallel (dist.nproc > 1) is not supported"
+    if case["dist"].get("shard", "none") != "none" and "zero3" not in supports:
+        return f"dist.shard = {case['dist']['shard']} is not supported"
+    if t.get("remat", "none") != "none" and "remat" not in supports:
+        return f"train.remat = {t['remat']} is not supported"
     if t["optimizer"] != "adamw":
         return f"train.optimizer = {t['optimizer']} is not supported (adamw only)"
     if not case.get("weights_path") or not case.get("batches_path"):
@@ -118,11 +124,13 @@ def learning_rate(t, lr_floor, step):
     return floor + 0.5 * (t["lr"] - floor) * (1.0 + math.cos(math.pi * progress))
 
 
-def train(case, step, evaluate):
+def train(case, step, evaluate, agree_stop=None):
     """The step loop. `step(s)` runs optimizer step s and returns (loss, grad_norm) as
     Python floats once the device work is done (the step time is read after it);
     `evaluate()` returns the mean held-out loss. Step 0 holds any compilation: it is
-    a warm-up step, reported apart from the steady state as the first-step time."""
+    a warm-up step, reported apart from the steady state as the first-step time.
+    With several ranks `agree_stop(stop)` makes every rank stop after the same step
+    (a stop request reaches them at different moments)."""
     t = case["train"]
     warmup = max(1, case["measure"]["warmup_steps"])
     for s in range(t["steps"]):
@@ -137,5 +145,8 @@ def train(case, step, evaluate):
             record["is_eval"] = True
             record["eval_loss"] = evaluate()
         yield record
-        if diverged or STOP:
+        stop = bool(STOP)
+        if agree_stop is not None:
+            stop = agree_stop(stop)
+        if diverged or stop:
             break

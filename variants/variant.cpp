@@ -27,6 +27,18 @@ std::vector<torch::Tensor> Variant::parameters() const {
   return out;
 }
 
+std::vector<std::vector<torch::Tensor>> Variant::unit_parameters() const {
+  const int64_t layers = config().layers;
+  std::vector<std::vector<torch::Tensor>> out(static_cast<size_t>(units::count(layers)));
+  for (const auto& b : bindings()) out[static_cast<size_t>(units::unit_of(b.canonical_name, layers))].push_back(b.native);
+  return out;
+}
+
+void Variant::enable_recompute() {
+  set_unit_runner(std::make_shared<units::Runner>(std::make_shared<units::OwnParams>(unit_parameters()),
+                                                  units::Mode::kRecompute));
+}
+
 int64_t Variant::param_count() const {
   int64_t n = 0;
   for (const auto& b : bindings()) n += b.native.numel();
@@ -50,14 +62,13 @@ NamedTensors Variant::canonical_gradients() const {
   return out;
 }
 
-void Variant::import_canonical(const NamedTensors& tensors) {
+std::vector<torch::Tensor> canonical_sources(const std::vector<ParamBinding>& bindings, const NamedTensors& tensors) {
   std::set<std::string> expected;
-  for (const auto& b : bindings()) expected.insert(b.canonical_name);
+  for (const auto& b : bindings) expected.insert(b.canonical_name);
   for (const auto& [name, t] : tensors)
     if (!expected.count(name)) throw std::invalid_argument(fmt::format("unexpected tensor '{}' for this model", name));
-  // Validate everything first so a bad file loads nothing.
   std::vector<torch::Tensor> sources;
-  for (const auto& b : bindings()) {
+  for (const auto& b : bindings) {
     const auto t = find_tensor(tensors, b.canonical_name);
     if (!t.defined()) throw std::invalid_argument(fmt::format("missing tensor '{}'", b.canonical_name));
     if (t.sizes().vec() != b.canonical_shape)
@@ -69,8 +80,14 @@ void Variant::import_canonical(const NamedTensors& tensors) {
                                               c10::toString(b.native.scalar_type())));
     sources.push_back(t);
   }
-  torch::NoGradGuard no_grad;
+  return sources;
+}
+
+void Variant::import_canonical(const NamedTensors& tensors) {
+  // Validate everything first so a bad file loads nothing.
   const auto& bs = bindings();
+  const std::vector<torch::Tensor> sources = canonical_sources(bs, tensors);
+  torch::NoGradGuard no_grad;
   for (size_t i = 0; i < bs.size(); ++i) bs[i].native.copy_(to_native(bs[i], sources[i]));
 }
 

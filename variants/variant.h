@@ -11,6 +11,7 @@
 
 #include "models/config.h"
 #include "models/named_tensors.h"
+#include "models/units.h"
 
 namespace twinbench {
 
@@ -47,6 +48,11 @@ struct ParamBinding {
 torch::Tensor to_canonical(const ParamBinding& binding, const torch::Tensor& native);
 torch::Tensor to_native(const ParamBinding& binding, const torch::Tensor& canonical);
 
+// The tensor of `tensors` for each binding, in bindings' order, checked against
+// the bindings' canonical names, shapes and dtypes (std::invalid_argument naming
+// the first missing, extra, mis-shaped or mistyped tensor).
+std::vector<torch::Tensor> canonical_sources(const std::vector<ParamBinding>& bindings, const NamedTensors& tensors);
+
 class Variant {
  public:
   virtual ~Variant() = default;
@@ -65,17 +71,33 @@ class Variant {
   virtual NamedTensors extra_state() const { return {}; }
   virtual void load_extra_state(const NamedTensors& /*state*/) {}
 
+  // How the shard units run from now on (models/units.h): recomputed in
+  // backward, or on parameters gathered from shards; null = plainly.
+  virtual void set_unit_runner(std::shared_ptr<const units::Runner> runner) = 0;
+
   // Trainable parameters in canonical order (native layout), for optimizers.
   std::vector<torch::Tensor> parameters() const;
+  // bindings()' parameters grouped by shard unit (models/units.h), canonical order within each.
+  std::vector<std::vector<torch::Tensor>> unit_parameters() const;
+  // train.remat = full: every unit keeps only its input and recomputes its forward in backward.
+  void enable_recompute();
+
+  // The rest sees the model whole. A variant whose bindings() are shards of the
+  // parameters (harness/run/dist/zero3.h) gathers here: these are then calls
+  // every rank makes together.
   // Copies of all parameters in canonical names, shapes and layout.
-  NamedTensors export_canonical() const;
+  virtual NamedTensors export_canonical() const;
   // Gradients of all parameters in canonical names and layout (zeros where none yet).
-  NamedTensors canonical_gradients() const;
+  virtual NamedTensors canonical_gradients() const;
   // Loads canonical tensors. Throws std::invalid_argument naming the first missing
   // tensor, wrong shape or wrong dtype; loads nothing in that case. Extra tensors
   // are errors too, so a file for another model cannot half-load.
-  void import_canonical(const NamedTensors& tensors);
-  int64_t param_count() const;
+  virtual void import_canonical(const NamedTensors& tensors);
+  virtual int64_t param_count() const;
+  // An optimizer's state() over bindings() as whole canonical tensors (for a
+  // checkpoint), and back (for load_state()): the identity unless bindings() are shards.
+  virtual NamedTensors whole_optimizer_state(NamedTensors state) const { return state; }
+  virtual NamedTensors local_optimizer_state(NamedTensors state) const { return state; }
 };
 
 }  // namespace twinbench

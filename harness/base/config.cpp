@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -67,6 +68,7 @@ const std::vector<KeySpec>& key_table() {
     {"train.eval_batches", Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.train.eval_batches; }}, "held-out batches per evaluation"},
     {"train.checkpoint_dir", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.checkpoint_dir; }}, "where checkpoints are written"},
     {"train.resume_from", Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.resume_from; }}, "checkpoint file to continue from"},
+    {"train.remat",    Field<std::string>{[](RunConfig& c) -> std::string& { return c.train.remat; }}, "none | full: activation recompute (each decoder layer, the embedding and the head keep only their input and recompute their forward in backward)"},
     {"quant.mode",     Field<std::string>{[](RunConfig& c) -> std::string& { return c.model.quant_mode; }}, "none | int8 | fp8 quantized training of every dense matmul"},
     {"quant.fp8_scaling", Field<std::string>{[](RunConfig& c) -> std::string& { return c.model.fp8_scaling; }}, "current | delayed (amax history) fp8 scaling"},
     {"data.source",    Field<std::string>{[](RunConfig& c) -> std::string& { return c.data.source; }}, "synthetic | shard"},
@@ -76,6 +78,7 @@ const std::vector<KeySpec>& key_table() {
     {"dist.nproc",     Field<int64_t>{[](RunConfig& c) -> int64_t& { return c.dist.nproc; }}, "data-parallel processes (devices)"},
     {"dist.bucket_mb", Field<double>{[](RunConfig& c) -> double& { return c.dist.bucket_mb; }}, "gradient all-reduce bucket size in MiB"},
     {"dist.timeout_s", Field<double>{[](RunConfig& c) -> double& { return c.dist.timeout_s; }}, "rendezvous and collective timeout in seconds"},
+    {"dist.shard",     Field<std::string>{[](RunConfig& c) -> std::string& { return c.dist.shard; }}, "none | zero3: replicated data parallel, or parameters, gradients and optimizer state sharded over the ranks (ZeRO-3 / FSDP)"},
     {"measure.parity_tolerance", Field<double>{[](RunConfig& c) -> double& { return c.measure.parity_tolerance; }}, "max relative loss difference between implementations (reports)"},
     {"requires.device",Field<std::string>{[](RunConfig& c) -> std::string& { return c.needs.device; }}, "any | cpu | cuda"},
     {"requires.memory_gb", Field<double>{[](RunConfig& c) -> double& { return c.needs.memory_gb; }}, "memory the case needs (0 = the plan's estimate)"},
@@ -231,6 +234,36 @@ void check_choice(const RunConfig& c, const std::vector<Setting>& settings, cons
   throw ConfigError(where, key, fmt::format("'{}' is not one of: {}", value, list));
 }
 
+// Combinations of sharding and recompute that could only fail later, or would
+// silently do nothing, are errors now, named by the key that was set.
+void check_combinations(const RunConfig& c, const std::vector<Setting>& settings) {
+  const auto where_of = [&](const std::string& key) {
+    for (auto it = settings.rbegin(); it != settings.rend(); ++it)
+      if (it->key == key) return std::optional<std::string>(it->where);
+    return std::optional<std::string>();
+  };
+  const auto fail = [&](const std::string& key, const std::string& message) {
+    throw ConfigError(where_of(key).value_or("default"), key, message);
+  };
+  if (c.dist.shard == "zero3") {
+    if (c.train.optimizer == "muon")
+      fail(where_of("train.optimizer") ? "train.optimizer" : "dist.shard",
+           "Muon cannot train with dist.shard = zero3: it orthogonalises whole matrices and each rank holds slices "
+           "of them (use adamw or sgd, or dist.shard = none)");
+    if (c.model.quant_mode != "none")
+      fail(where_of("quant.mode") ? "quant.mode" : "dist.shard",
+           fmt::format("quant.mode = {} is not supported with dist.shard = zero3", c.model.quant_mode));
+    if (where_of("dist.bucket_mb"))
+      fail("dist.bucket_mb",
+           "sizes the gradient all-reduce buckets of replicated data parallel; with dist.shard = zero3 each unit's "
+           "gradients are reduce-scattered as its backward ends, so it would do nothing");
+  }
+  if (c.train.remat == "full" && c.model.quant_mode == "fp8" && c.model.fp8_scaling == "delayed")
+    fail("train.remat",
+         "train.remat = full with fp8's delayed scaling: the recomputed forward would append each site's amax to "
+         "its history a second time (use quant.fp8_scaling = current)");
+}
+
 // Applies the settings in order (preset first) and validates before anything is allocated.
 RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   for (const auto& s : settings)
@@ -286,6 +319,9 @@ RunConfig resolve(RunConfig config, const std::vector<Setting>& settings) {
   check_choice(config, settings, "train.schedule", config.train.schedule, {"cosine", "linear", "constant"});
   check_choice(config, settings, "train.dtype", config.train.dtype, {"fp32", "bf16"});
   check_choice(config, settings, "data.source", config.data.source, {"synthetic", "shard"});
+  check_choice(config, settings, "train.remat", config.train.remat, {"none", "full"});
+  check_choice(config, settings, "dist.shard", config.dist.shard, {"none", "zero3"});
+  check_combinations(config, settings);
   std::vector<std::string> devices{"any"};  // or one of the registered device kinds
   devices.insert(devices.end(), device::kind_names().begin(), device::kind_names().end());
   check_choice(config, settings, "requires.device", config.needs.device, devices);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/external_spec.h"
+#include "variants/external_spec.h"
 #include "models/config.h"
 
 namespace twinbench {
@@ -31,6 +31,9 @@ struct TrainConfig {
   int64_t eval_batches = 2;      // held-out batches per evaluation
   std::string checkpoint_dir = "checkpoints";
   std::string resume_from;       // checkpoint file to continue from ("" = fresh start)
+  // Activation recompute: none | full (each shard unit keeps only its input and
+  // recomputes its forward in backward: models/units.h).
+  std::string remat = "none";
 };
 
 struct DataConfig {
@@ -48,6 +51,10 @@ struct DistConfig {
   int64_t nproc = 1;  // data-parallel worker processes (devices)
   double bucket_mb = 25;  // gradient all-reduce bucket size (PyTorch DDP's default)
   double timeout_s = 300;  // rendezvous and each collective
+  // none: replicated data parallel (every rank holds the whole model); zero3:
+  // parameters, gradients and optimizer state sharded over the ranks
+  // (harness/run/dist/zero3.h).
+  std::string shard = "none";
 };
 
 struct Requirements {
@@ -76,7 +83,7 @@ struct RunConfig {
   std::map<std::string, double> thresholds;
   std::map<std::string, std::string> threshold_sources;
   // External variants by name: the built-in `eager` plus the case's
-  // [external.NAME] sections (harness/base/external_spec.h, docs/external.md).
+  // [external.NAME] sections (variants/external_spec.h, docs/external.md).
   std::map<std::string, ExternalSpec> externals = builtin_externals();
 };
 

@@ -8,7 +8,7 @@
 
 #include <toml++/toml.h>
 
-#include "harness/base/external_spec.h"
+#include "variants/external_spec.h"
 
 namespace twinbench {
 

@@ -52,6 +52,9 @@ struct TrainResult {
   std::optional<double> eval_loss;
   double wall_seconds = 0;
   std::vector<std::string> checkpoints;  // files written, in order
+  // Device memory still allocated after the last step: what a run holds between
+  // steps (parameters, gradients, optimizer state, tables, batches).
+  int64_t resident_bytes = 0;
 };
 
 }  // namespace twinbench

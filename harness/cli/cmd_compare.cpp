@@ -34,7 +34,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   add_with_imported_option(cmd, o->with_imported);
   cmd->callback([o, &exit_code] {
     const auto db = open_existing_store(o->r.db);
-    auto sides = compare::select_branch_sides(compare::load_runs(db), o->baseline, o->candidate,
+    auto sides = compare::select_branch_sides(compare::StoreRuns(db), o->baseline, o->candidate,
                                               baseline_at(o->baseline_at), o->with_imported);
     std::cerr << "compare: " << sides.how << "\n";
     const auto analysis = compare::analyze_branch(std::move(sides), o->baseline, o->candidate,

@@ -81,9 +81,12 @@ void add_push_command(CLI::App& db, int& exit_code) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << fmt::format(
           "pushed {} into {}: {} runs added ({} steps), {} already there, {} still running (not pushed), {} "
-          "calibrations, in {:.2f} s\n",
+          "calibrations, in {:.2f} s{}\n",
           from.path(), into.path(), stats.runs_added, stats.steps_added, stats.runs_present, stats.runs_running,
-          stats.calibrations_added, seconds);
+          stats.calibrations_added, seconds,
+          stats.runs_completed > 0 ? fmt::format("; {} run{} its writer left unfinished there completed",
+                                                 stats.runs_completed, stats.runs_completed == 1 ? "" : "s")
+                                   : "");
     }
     exit_code = kExitOk;
   });

@@ -124,6 +124,7 @@ std::string outcome_name(store::ImportOutcome outcome) {
     case store::ImportOutcome::kAdded: return "added";
     case store::ImportOutcome::kPresent: return "present";
     case store::ImportOutcome::kReplaced: return "replaced";
+    case store::ImportOutcome::kCompleted: return "completed";
   }
   return "unknown";
 }
@@ -183,6 +184,8 @@ std::string summary_line(const Input& in) {
   switch (*in.outcome) {
     case store::ImportOutcome::kAdded: return fmt::format("{}: imported as run {} ({})", in.path, r.run_id, what);
     case store::ImportOutcome::kReplaced: return fmt::format("{}: re-imported as run {} ({})", in.path, r.run_id, what);
+    case store::ImportOutcome::kCompleted:  // a run left unfinished in the store: its ending added
+      return fmt::format("{}: completed run {} ({})", in.path, r.run_id, what);
     case store::ImportOutcome::kPresent: break;
   }
   return fmt::format("{}: already imported as run {} (same content, case and variant): nothing to do; --replace "

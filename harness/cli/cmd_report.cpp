@@ -111,7 +111,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   add_with_imported_option(branch, b->with_imported);
   branch->callback([b, &exit_code] {
     const auto db = open_existing_store(b->r.db);
-    auto sides = compare::select_branch_sides(compare::load_runs(db), b->baseline, b->candidate,
+    auto sides = compare::select_branch_sides(compare::StoreRuns(db), b->baseline, b->candidate,
                                               baseline_at(b->baseline_at), b->with_imported);
     std::cerr << "report branch: " << sides.how << "\n";
     std::vector<compare::RunView> both = sides.baseline;
@@ -132,8 +132,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto* nightly = report->add_subcommand("nightly", "trends over the stored run groups of the last N days");
   add_report_options(nightly, n->r);
   nightly->add_option("--days", n->n.days, "history length in days")->check(CLI::PositiveNumber);
-  nightly->add_option("--window", n->n.window, "baseline = median of the previous N nights")->check(CLI::PositiveNumber);
-  nightly->add_flag("--fail-on-regression", n->fail, "exit 1 when a series' newest night is a confirmed regression");
+  nightly->add_option("--min-nights", n->n.min_nights,
+                      "nights at a new level before a change point is confirmed (default 4, at least 2)")
+      ->check(CLI::Range(2, 100));
+  nightly->add_flag("--fail-on-regression", n->fail,
+                    "exit 1 when the newest night brought a change point in the bad direction (new tonight)");
   nightly->add_flag("--fail-on-missing", n->fail_missing,
                     "exit 1 when a case and implementation stopped producing completed runs (missing data)");
   nightly->callback([n, &exit_code] {
@@ -144,8 +147,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const auto analysis =
         compare::analyze_nightly(compare::load_nightly_runs(db, options.days, options.now_utc), options);
     emit(reports::NightlyReport(analysis), n->r.emit, db);
-    if (analysis.regressions > 0)
-      std::cerr << fmt::format("twinbench: {} series regressed on two consecutive nights\n", analysis.regressions);
+    for (const auto& [s, c] : compare::change_points_in_order(analysis))
+      if (c->fresh)
+        std::cerr << fmt::format("twinbench: new change point: {} / {} / {} {:+.1f}% from {} (commit {}){}\n",
+                                 s->case_name, s->variant, s->spec.label, 100 * c->change, c->night,
+                                 c->commit.substr(0, 9), c->regression ? ", a regression" : "");
     for (const auto& s : analysis.missing.stopped)
       std::cerr << fmt::format("twinbench: missing data: {} / {} has no completed run since {} ({} nights)\n",
                                s.case_name, s.variant, s.last_good_night, s.nights_missed);
@@ -178,13 +184,22 @@ void add_report_command(CLI::App& app, int& exit_code) {
     exit_code = kExitOk;
   });
 
-  auto io = std::make_shared<ReportOpts>();
+  struct IndexOpts {
+    ReportOpts r;
+    compare::IndexWindow window;
+  };
+  auto io = std::make_shared<IndexOpts>();
   auto* index = report->add_subcommand("index", "(re)write index.html of the output folder");
-  index->add_option("--db", io->db, kDbHelp);
-  index->add_option("--out", io->emit.out, "output folder");
+  index->add_option("--db", io->r.db, kDbHelp);
+  index->add_option("--out", io->r.emit.out, "output folder");
+  index->add_option("--points", io->window.points,
+                    "runs shown per case, implementation and hardware: the newest N (default 100)")
+      ->check(CLI::PositiveNumber);
+  index->add_option("--page", io->window.page, "older runs: skip the newest PAGE x N of each (default 0)")
+      ->check(CLI::NonNegativeNumber);
   index->callback([io, &exit_code] {
-    write_index(io->emit.out, open_existing_store(io->db));
-    std::cout << (std::filesystem::path(io->emit.out) / "index.html").string() << "\n";
+    write_index(io->r.emit.out, open_existing_store(io->r.db), nullptr, io->window);
+    std::cout << (std::filesystem::path(io->r.emit.out) / "index.html").string() << "\n";
     exit_code = kExitOk;
   });
 }

@@ -17,6 +17,7 @@
 #include "harness/run/device_choice.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
+#include "harness/run/batches.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/adaptive.h"
 #include "harness/run/matrix_shard.h"
@@ -271,8 +272,16 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
                       "--rank and --world-size go together");
   // The host guard, before anything is stored or started: refused within a
   // second, naming the processes, threads and cores.
-  if (o.world_size == 0) check_host(configs, at::get_num_threads(), o.oversubscribe);
   check_device_request(o.device);
+  if (o.world_size == 0) {
+    // What will run here: a case skipped for its device (07_8b's 8 CUDA ranks on a
+    // CPU host) starts no process.
+    std::vector<RunConfig> here;
+    for (const auto& c : configs)
+      if (choose_device(o.device, c).skip_reason.empty()) here.push_back(c);
+    check_host(here, at::get_num_threads(), o.oversubscribe);
+  }
+  for (const auto& c : configs) check_data_split(c, o.world_size > 0 ? o.world_size : c.dist.nproc);
   install_interrupt_handlers();  // before a rendezvous that may take a while
   std::unique_ptr<dist::World> world;
   if (o.world_size > 0) {
@@ -301,6 +310,8 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   options.progress = !o.no_progress;
   if (writes_db) {
     db.emplace(o.db);
+    // A server lost and back, and what the local spill keeps meanwhile (docs/fleet.md).
+    db->set_notice_handler([](const std::string& text) { std::cerr << "twinbench: " << text << "\n"; });
     const int recovered = db->recover_stale_runs();
     if (recovered > 0)
       std::cerr << fmt::format("{}: finished {} stale run(s) left running by processes that are gone\n", db->path(),

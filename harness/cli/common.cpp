@@ -44,9 +44,7 @@ std::string flag_or_env(const std::string& flag, const char* env) {
 }
 
 store::Store open_existing_store(const std::string& location) {
-  if (!store::is_server_location(location) && !std::filesystem::exists(location))
-    throw std::invalid_argument(fmt::format("{}: no such database", location));
-  return store::Store(location);
+  return store::Store(location, store::Open::kExisting);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {

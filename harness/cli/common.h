@@ -43,9 +43,11 @@ std::string flag_or_env(const std::string& flag, const char* env);
 
 // What every --db option says: an SQLite file or a postgresql:// URL, and the default.
 inline constexpr const char* kDbHelp =
-    "the store: an SQLite file or a postgresql:// URL (default: $TWINBENCH_DB, else twinbench.db)";
-// Opens a store to read: refuses an SQLite file that does not exist
-// (std::invalid_argument, exit 2) instead of creating an empty one.
+    "the store: an SQLite file, or a PostgreSQL connection string: postgresql://USER@HOST/DB or 'host=HOST "
+    "dbname=DB ...' (default: $TWINBENCH_DB, else twinbench.db)";
+// Opens a store to read (runs, report, compare, export): refuses one that does
+// not exist — no SQLite file, or a database without the schema —
+// (std::invalid_argument, exit 2) instead of creating it.
 store::Store open_existing_store(const std::string& location);
 
 // "a,,b" -> {"a", "b"}: the comma lists of --cases, --variants and the like.
@@ -71,6 +73,7 @@ void add_data_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trainer logs as runs
 void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
 void add_bisect_command(CLI::App& app, int& exit_code);   // cmd_bisect.cpp: the first bad commit
+void add_triage_command(CLI::App& app, int& exit_code);   // cmd_triage.cpp: nightly change points bisected and filed
 
 
 }  // namespace twinbench::cli

@@ -64,12 +64,14 @@ std::optional<compare::PairDigest> folder_pair_digest(const std::string& dir) {
 
 }  // namespace
 
-void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair) {
+void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair,
+                 const compare::IndexWindow& window) {
   if (pair) write_report_file(dir, kPairDigest, compare::to_json(compare::digest_of(*pair)));
-  // The index charts per-run metrics only: no steps.
-  const auto runs = compare::load_runs(db, {}, compare::LoadOptions{/*steps=*/false});
-  write_report_file(dir, "index.html",
-                    reports::index_html(compare::analyze_index(runs, folder_pair_digest(dir)), report_files(dir)));
+  // Each series' newest runs, with their metrics: the index charts no steps.
+  const auto shown = compare::load_index_runs(db, window);
+  const auto analysis =
+      compare::analyze_index(shown.runs, static_cast<size_t>(shown.stored), folder_pair_digest(dir));
+  write_report_file(dir, "index.html", reports::index_html(analysis, report_files(dir)));
 }
 
 void emit(const reports::Report& report, const EmitOptions& o, const store::Store& db,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/compare/pair_analysis.h"
+#include "harness/compare/runs.h"
 #include "harness/store/store.h"
 #include "reports/report.h"
 
@@ -23,8 +24,10 @@ struct EmitOptions {
 void emit(const reports::Report& report, const EmitOptions& options, const store::Store& db,
           const compare::PairAnalysis* pair = nullptr);
 
-// Rewrites `dir`/index.html from the store (and `pair`, when given).
-void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair = nullptr);
+// Rewrites `dir`/index.html from the store (and `pair`, when given): each
+// series' newest runs, `window` of them (compare::load_index_runs).
+void write_index(const std::string& dir, const store::Store& db, const compare::PairAnalysis* pair = nullptr,
+                 const compare::IndexWindow& window = {});
 
 // Writes `content` to dir/name (creating dir), via a temporary file and a rename.
 void write_report_file(const std::string& dir, const std::string& name, const std::string& content);

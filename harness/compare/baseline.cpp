@@ -2,6 +2,7 @@
 #include "harness/compare/baseline.h"
 
 #include "harness/compare/runs.h"
+#include "harness/compare/run_lookup.h"
 
 #include <fmt/format.h>
 
@@ -64,25 +65,25 @@ bool same_commit(const std::string& stored, const std::string& commit) {
 
 namespace {
 
-// The sides among `all` (imported runs already set aside).
-BranchSides choose_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
+// The sides among the runs `hidden` leaves (imported runs set aside).
+BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std::string& baseline_ref,
                          const std::string& candidate_ref, BaselineAt at) {
   BranchSides s;
-  const std::string cand_key = resolve_ref(all, candidate_ref, "candidate");
-  s.candidate = latest_runs_of_ref(all, cand_key);
+  const std::string cand_key = resolve_ref(runs, candidate_ref, "candidate", hidden);
+  s.candidate = runs.latest_of_ref(cand_key, hidden);
   if (s.candidate.empty())
     throw std::invalid_argument(fmt::format("no runs of candidate ref '{}' in the store", candidate_ref));
   s.candidate_commit = s.candidate.back().run.git_commit;  // the newest candidate run's
 
   std::string base_key;
   try {
-    base_key = resolve_ref(all, baseline_ref, "baseline");
+    base_key = resolve_ref(runs, baseline_ref, "baseline", hidden);
   } catch (const std::invalid_argument&) {
     // At the merge-base, a ref git knows needs no runs of its own at its tip.
     if (at == BaselineAt::kTip || !git_commit_of(baseline_ref)) throw;
     base_key = baseline_ref;
   }
-  const auto tip = latest_runs_of_ref(all, base_key);
+  const auto tip = runs.latest_of_ref(base_key, hidden);
   // An interleaved session (ab, the branch gate): both sides as the session made them.
   if (one_session(tip, s.candidate)) {
     s.baseline = tip;
@@ -122,20 +123,18 @@ BranchSides choose_sides(const std::vector<RunView>& all, const std::string& bas
         "(run inside the repository's checkout), or compare with the baseline's newest runs: --baseline-at tip",
         baseline_ref, base_tip.empty() ? "no commit" : short_hash(base_tip), candidate_ref,
         short_hash(s.candidate_commit)));
-  const auto at_commit = [&](const std::string& commit) {
-    return [&, commit](const RunView& v) { return same_commit(v.run.git_commit, commit); };
-  };
   // The baseline ref's own runs at the merge-base; else any runs made at that commit
   // (the same code, under another label), never the candidate's own.
-  s.baseline = newest_groups(all, [&](const RunView& v) { return at_commit(*merge_base)(v) && matches_ref(v.run, base_key); });
+  const auto at_merge_base = runs.at_commit(*merge_base, hidden);
+  s.baseline = newest_groups(at_merge_base, [&](const RunView& v) { return matches_ref(v.run, base_key); });
   if (s.baseline.empty())
-    s.baseline = newest_groups(all, [&](const RunView& v) { return at_commit(*merge_base)(v) && !matches_ref(v.run, cand_key); });
+    s.baseline = newest_groups(at_merge_base, [&](const RunView& v) { return !matches_ref(v.run, cand_key); });
   if (s.baseline.empty()) {
     const auto ancestors = git_ancestors(*merge_base, kAncestorsSearched);
     std::string nearest;
     size_t distance = 0;
     for (size_t i = 1; i < ancestors.size() && nearest.empty(); ++i)
-      if (std::any_of(all.begin(), all.end(), [&](const RunView& v) { return same_commit(v.run.git_commit, ancestors[i]); })) {
+      if (runs.has_commit(ancestors[i], hidden)) {
         nearest = ancestors[i];
         distance = i;
       }
@@ -160,31 +159,36 @@ BranchSides choose_sides(const std::vector<RunView>& all, const std::string& bas
 
 }  // namespace
 
-BranchSides select_branch_sides(const std::vector<RunView>& stored, const std::string& baseline_ref,
+BranchSides select_branch_sides(const RunLookup& runs, const std::string& baseline_ref,
                                 const std::string& candidate_ref, BaselineAt at, bool with_imported) {
   // A ref's imported runs stand aside when it has runs twinbench made.
-  const auto made_here = [&](const std::string& ref) {
-    return std::any_of(stored.begin(), stored.end(), [&](const RunView& v) { return !imported(v) && matches_ref(v.run, ref); });
-  };
-  const bool own_baseline = made_here(baseline_ref), own_candidate = made_here(candidate_ref);
-  std::vector<RunView> kept;
+  const bool own_baseline = runs.has_ref(baseline_ref, /*made_here=*/true, {});
+  const bool own_candidate = runs.has_ref(candidate_ref, /*made_here=*/true, {});
+  Hidden hidden;
   size_t left_base = 0, left_cand = 0;  // imported runs set aside, per ref
-  for (const auto& v : stored) {
-    const bool base = own_baseline && matches_ref(v.run, baseline_ref);
-    const bool cand = own_candidate && matches_ref(v.run, candidate_ref);
-    if (!with_imported && imported(v) && (base || cand)) {
-      ++(base ? left_base : left_cand);
-      continue;
+  if (!with_imported) {
+    if (own_baseline) {
+      hidden.refs.push_back(baseline_ref);
+      left_base = runs.imported_of_ref(baseline_ref).size();
     }
-    kept.push_back(v);
+    if (own_candidate) {
+      hidden.refs.push_back(candidate_ref);
+      for (const auto& r : runs.imported_of_ref(candidate_ref))
+        if (!(own_baseline && matches_ref(r, baseline_ref))) ++left_cand;
+    }
   }
-  BranchSides s = choose_sides(kept, baseline_ref, candidate_ref, at);
+  BranchSides s = choose_sides(runs, hidden, baseline_ref, candidate_ref, at);
   s.imported_left_out = left_base + left_cand;
   std::string left;
   for (const auto& [n, ref] : {std::pair{left_base, baseline_ref}, std::pair{left_cand, candidate_ref}})
     if (n > 0) left += fmt::format("{}{} imported run{} of {}", left.empty() ? "" : " and ", n, n == 1 ? "" : "s", ref);
   if (!left.empty()) s.how += "; " + left + " left out (--with-imported)";
   return s;
+}
+
+BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
+                                const std::string& candidate_ref, BaselineAt at, bool with_imported) {
+  return select_branch_sides(VectorRuns(all), baseline_ref, candidate_ref, at, with_imported);
 }
 
 }  // namespace twinbench::compare

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/run_lookup.h"
 #include "harness/compare/run_view.h"
 
 namespace twinbench::compare {
@@ -34,6 +35,11 @@ struct BranchSides {
 // Runs imported from another tool's log (`twinbench import`) join a side only
 // when asked (`with_imported`) or when they are all its ref has (two folders of
 // logs compared): a log that carries a branch's label is not that branch's matrix.
+// The runs are asked for through `runs` (run_lookup.h): a store answers in a
+// few statements per question (compare::StoreRuns), whatever it holds.
+BranchSides select_branch_sides(const RunLookup& runs, const std::string& baseline_ref,
+                                const std::string& candidate_ref, BaselineAt at, bool with_imported = false);
+// The same among runs in memory (`all` oldest first).
 BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
                                 const std::string& candidate_ref, BaselineAt at, bool with_imported = false);
 

@@ -93,8 +93,12 @@ std::optional<PairDigest> pair_digest_from_json(const std::string& text) {
 }
 
 IndexAnalysis analyze_index(const std::vector<RunView>& all, const std::optional<PairDigest>& pair) {
+  return analyze_index(all, all.size(), pair);
+}
+
+IndexAnalysis analyze_index(const std::vector<RunView>& all, size_t stored, const std::optional<PairDigest>& pair) {
   IndexAnalysis out;
-  out.runs = all.size();
+  out.runs = stored;
   // Newest run and the step-time history per (case, variant, hardware); runs
   // are oldest first.
   using Key = std::tuple<std::string, std::string, std::string>;

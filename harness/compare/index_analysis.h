@@ -18,7 +18,7 @@ struct IndexRow {
   std::string machine;  // its hardware, named only when the runs span several machines ("" otherwise)
   std::string status, reason;
   std::optional<double> final_loss, step_time_mean_s;
-  std::vector<double> history;  // step_time_mean_s of every run of the row, oldest first
+  std::vector<double> history;  // step_time_mean_s of the runs of the row shown, oldest first
   std::string started_at;
   // From the pair analysis, when the row is one of its sides' cases:
   std::optional<Verdict> pair_verdict;  // the case's worst verdict
@@ -53,7 +53,7 @@ std::string to_json(const PairDigest& digest);
 std::optional<PairDigest> pair_digest_from_json(const std::string& text);
 
 struct IndexAnalysis {
-  size_t runs = 0;                    // stored runs the index looked at
+  size_t runs = 0;                    // runs the store holds
   std::vector<std::string> machines;  // every machine behind the rows, described
   std::vector<IndexRow> rows;         // by case, implementation, hardware
   std::optional<PairDigest> pair;     // the folder's pair report, if any
@@ -61,5 +61,8 @@ struct IndexAnalysis {
 
 // `all` oldest first; `pair`: the folder's pair report, if any.
 IndexAnalysis analyze_index(const std::vector<RunView>& all, const std::optional<PairDigest>& pair);
+// The same for the runs the index shows of a store of `stored` runs
+// (compare::load_index_runs: each series' newest runs, not all of them).
+IndexAnalysis analyze_index(const std::vector<RunView>& shown, size_t stored, const std::optional<PairDigest>& pair);
 
 }  // namespace twinbench::compare

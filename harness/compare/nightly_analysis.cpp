@@ -5,12 +5,17 @@
 
 #include <chrono>
 #include <ctime>
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <optional>
 #include <tuple>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "harness/base/hardware.h"
+#include "harness/stats/changepoint.h"
 #include "harness/stats/summary.h"
 
 namespace twinbench::compare {
@@ -51,19 +56,29 @@ struct Night {
 }  // namespace
 
 NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOptions& o) {
+  if (o.min_nights < 2) throw std::invalid_argument("nightly: --min-nights must be at least 2");
+  if (!(o.alpha > 0 && o.alpha < 1)) throw std::invalid_argument("nightly: --alpha must be in (0, 1)");
   NightlyAnalysis r;
   r.days = o.days;
-  r.window = o.window;
+  r.min_nights = o.min_nights;
+  r.alpha = o.alpha;
   const auto today = o.now_utc.empty() ? std::optional<std::time_t>(today_utc()) : day_of(o.now_utc);
   // Each group's start (its first run: runs are oldest first) and whether it is in the days shown.
   std::unordered_map<std::string, std::pair<std::string, bool>> groups;
+  std::unordered_map<std::string, std::set<std::string>> group_cases;
   for (const auto& v : all) {
+    group_cases[v.run.group_id].insert(v.run.case_name);
     if (groups.count(v.run.group_id)) continue;
     const auto day = day_of(v.run.started_at);
     const bool shown = today && day && std::difftime(*today, *day) / 86400.0 <= o.days;
     groups.emplace(v.run.group_id, std::make_pair(v.run.started_at, shown));
     if (shown) ++r.groups;
   }
+  // The nights: days on which a matrix (a group of more than one case) ran. A
+  // series without a point on one of them between two of its own has a gap.
+  std::set<std::string> matrix_nights;
+  for (const auto& [group, start_shown] : groups)
+    if (start_shown.second && group_cases[group].size() > 1) matrix_nights.insert(start_shown.first.substr(0, 10));
   // Per (case, implementation, hardware) in first-seen order, per day: the
   // newest group. Each machine type of a fleet has its own series: a trend
   // never compares nights measured on different hardware.
@@ -86,32 +101,116 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
     if (night.group == v.run.group_id) night.runs.push_back(&v);
   }
   if (today) r.missing = find_missing_data(all, day_string(*today - static_cast<std::time_t>(o.days) * 86400));
-  const std::vector<metrics::Metric> charted = metrics::shown_in(metrics::kTrend);
+  r.newest_night = r.missing.newest_night;
+
+  // The series and their segments first: the family is every segment long enough to hold a change.
   for (const auto& key : keys) {
-    for (const metrics::Metric& spec : charted) {
-      TrendSeries s{std::get<0>(key), std::get<1>(key), spec, {}, {}, hardware.at(std::get<2>(key))};
-      std::vector<double> values;
+    for (const metrics::Metric& spec : metrics::shown_in(metrics::kTrend)) {
+      TrendSeries s;
+      s.case_name = std::get<0>(key);
+      s.variant = std::get<1>(key);
+      s.spec = spec;
+      s.hardware = hardware.at(std::get<2>(key));
       for (const auto& [day, night] : nights.at(key)) {  // by date
         std::vector<double> repeats;
         std::string commit;
         for (const RunView* v : night.runs)
-          if (const auto x = v->metric(spec.name)) {
+          if (const auto x = v->metric(spec.name); x && std::isfinite(*x)) {
             repeats.push_back(*x);
-            commit = v->run.git_commit.substr(0, 7);
+            commit = v->run.git_commit;
           }
         if (repeats.empty()) continue;
-        const double value = stats::median(repeats);
-        values.push_back(value);
-        s.points.push_back({night.group, day + " " + commit, value, "normal"});
+        s.points.push_back({day, night.group, commit, day + " " + commit.substr(0, 7), stats::median(repeats), "normal"});
       }
-      if (values.empty()) continue;
-      s.trend = stats::analyze_trend(values, metrics::trend_rule(spec), o.window, o.alpha);
-      for (size_t i = 0; i < s.points.size(); ++i) s.points[i].flag = stats::to_string(s.trend.flags[i]);
-      if (s.trend.flags.back() == stats::PointFlag::kRegression) ++r.regressions;
+      if (s.points.empty()) continue;
+      s.segment_starts.push_back(0);
+      for (size_t i = 1; i < s.points.size(); ++i) {
+        const auto gap = matrix_nights.upper_bound(s.points[i - 1].night);
+        if (gap != matrix_nights.end() && *gap < s.points[i].night) s.segment_starts.push_back(i);
+      }
+      s.level.assign(s.points.size(), std::nullopt);
       r.series.push_back(std::move(s));
     }
   }
+  const auto segment_end = [](const TrendSeries& s, size_t k) {
+    return k + 1 < s.segment_starts.size() ? s.segment_starts[k + 1] : s.points.size();
+  };
+  for (const auto& s : r.series)
+    for (size_t k = 0; k < s.segment_starts.size(); ++k) {
+      const size_t n = segment_end(s, k) - s.segment_starts[k];
+      if (n >= 2 * o.min_nights) {
+        ++r.segments_tested;
+        r.candidates_tested += n - 2 * o.min_nights + 1;
+      }
+    }
+  r.alpha_per_segment = r.alpha / static_cast<double>(std::max<size_t>(1, r.segments_tested));
+  stats::ChangePointOptions cp;
+  cp.alpha = r.alpha_per_segment;
+  cp.min_segment = o.min_nights;
+
+  for (auto& s : r.series) {
+    const bool higher_is_better = s.spec.direction == metrics::Direction::kHigherIsBetter;
+    for (size_t k = 0; k < s.segment_starts.size(); ++k) {
+      const size_t begin = s.segment_starts[k], end = segment_end(s, k);
+      std::vector<double> values;
+      for (size_t i = begin; i < end; ++i) values.push_back(s.points[i].value);
+      // As the nightly job sees it: the segment without its newest night, then with it.
+      const bool newest = end == s.points.size();
+      std::vector<double> earlier(values.begin(), values.end() - (newest ? 1 : 0));
+      const stats::ChangePoints before = stats::detect_change_points(earlier, cp);
+      const stats::ChangePoints found = newest ? stats::update_change_points(values, before, cp) : before;
+      std::vector<size_t> cuts = {begin};
+      for (const auto& p : found.points) {
+        SeriesChange c;
+        c.index = begin + p.index;
+        const NightPoint& at = s.points[c.index];
+        const NightPoint& prior = s.points[c.index - 1];
+        c.night = at.night;
+        c.commit = at.commit;
+        c.group = at.group;
+        c.night_before = prior.night;
+        c.commit_before = prior.commit;
+        c.before = p.before;
+        c.after = p.after;
+        c.change = p.change;
+        c.change_low = p.change_low;
+        c.change_high = p.change_high;
+        c.p_value = p.p_value;
+        c.regression = (p.after > p.before) != higher_is_better;
+        c.fresh = newest && std::none_of(before.points.begin(), before.points.end(),
+                                         [&](const stats::ChangePoint& q) { return q.index == p.index; });
+        s.points[c.index].flag = c.regression ? "regression" : "improvement";
+        s.changes.push_back(c);
+        cuts.push_back(c.index);
+      }
+      cuts.push_back(end);
+      for (size_t j = 0; j + 1 < cuts.size(); ++j) {  // each level's median, for the chart
+        std::vector<double> piece;
+        for (size_t i = cuts[j]; i < cuts[j + 1]; ++i) piece.push_back(s.points[i].value);
+        for (size_t i = cuts[j]; i < cuts[j + 1]; ++i) s.level[i] = stats::median(piece);
+      }
+    }
+    // The current level is the one after the last change, unless a gap came since.
+    if (!s.changes.empty() && s.changes.back().index >= s.segment_starts.back()) s.changes.back().open = true;
+    for (const auto& c : s.changes) {
+      ++r.change_points;
+      if (c.open && c.regression) ++r.open_regressions;
+      if (c.fresh && c.regression) ++r.regressions;
+    }
+  }
   return r;
+}
+
+std::vector<std::pair<const TrendSeries*, const SeriesChange*>> change_points_in_order(const NightlyAnalysis& a) {
+  std::vector<std::pair<const TrendSeries*, const SeriesChange*>> out;
+  for (const auto& s : a.series)
+    for (const auto& c : s.changes) out.emplace_back(&s, &c);
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    const auto rank = [](const SeriesChange& c) { return (c.open ? 0 : 2) + (c.regression ? 0 : 1); };
+    if (rank(*x.second) != rank(*y.second)) return rank(*x.second) < rank(*y.second);
+    return x.second->night > y.second->night;
+  });
+  return out;
 }
 
 }  // namespace twinbench::compare

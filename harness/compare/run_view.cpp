@@ -49,8 +49,10 @@ bool oversubscribed(const RunView& run) {
   return flag_of(nlohmann::json::parse(run.run.provenance_json, nullptr, false), "oversubscribed");
 }
 
-bool imported(const RunView& run) {
-  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
+bool imported(const RunView& run) { return imported(run.run); }
+
+bool imported(const store::RunRecord& run) {
+  const auto j = nlohmann::json::parse(run.provenance_json, nullptr, false);
   return j.is_object() && j.contains("source") && j["source"].is_string() && j["source"].get<std::string>() == "import";
 }
 

@@ -34,6 +34,7 @@ struct RunView {
 bool oversubscribed(const RunView& run);
 // Whether the run was imported from another tool's log (`twinbench import`).
 bool imported(const RunView& run);
+bool imported(const store::RunRecord& run);
 
 // Thresholds a case asks for (measure.* keys in its stored config) on top of the defaults.
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds);

@@ -1,4 +1,7 @@
-// Loading and grouping stored runs for reports (see runs.h).
+// Selecting and loading stored runs for reports (see runs.h). Each function
+// asks the store for the runs it shows — a group, a series' newest runs, a
+// ref's newest group per series, a window of nights — and reads their metrics
+// (and steps, where they are drawn) a batch of runs per statement.
 #include "harness/compare/runs.h"
 
 #include <fmt/format.h>
@@ -8,34 +11,65 @@
 #include <ctime>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "harness/base/git.h"
+#include "harness/compare/baseline.h"
 #include "harness/compare/profile_record.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/stats/summary.h"
 
 namespace twinbench::compare {
 
+namespace {
+
+using SeriesKey = std::tuple<std::string, std::string, std::string>;
+
+SeriesKey series_of(const store::RunRecord& r) { return {r.case_name, r.variant, r.hardware_fingerprint}; }
+
+// Whether `a` is newer than `b` as the store orders runs (start, then stored order).
+bool newer(const store::RunRecord& a, const store::RunRecord& b) {
+  return std::tie(a.started_at, a.stored_order) > std::tie(b.started_at, b.stored_order);
+}
+
+void oldest_first(std::vector<RunView>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const RunView& x, const RunView& y) { return newer(y.run, x.run); });
+}
+
+}  // namespace
+
+std::vector<RunView> views_of(const store::Store& db, std::vector<store::RunRecord> records, const LoadOptions& options) {
+  // Profiled runs (profile_record.h) are never timed runs, and the reverse.
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [&](const store::RunRecord& r) { return is_profile_run(r) != options.profiles; }),
+                records.end());
+  std::reverse(records.begin(), records.end());  // oldest first
+  std::vector<std::string> ids;
+  ids.reserve(records.size());
+  for (const auto& r : records) ids.push_back(r.run_id);
+  auto metrics = db.metrics_of(ids);
+  std::map<std::string, std::vector<StepRecord>> steps;
+  if (options.steps && !options.profiles) steps = db.steps_of(ids);
+  std::vector<RunView> out;
+  out.reserve(records.size());
+  for (auto& r : records) {
+    RunView v;
+    if (const auto it = metrics.find(r.run_id); it != metrics.end()) v.metrics = it->second;
+    if (const auto it = steps.find(r.run_id); it != steps.end()) v.steps = it->second;
+    v.run = std::move(r);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter) {
   return load_runs(db, filter, LoadOptions{});
 }
 
 std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter, const LoadOptions& options) {
-  auto records = db.runs(filter);  // newest first
-  std::reverse(records.begin(), records.end());
-  std::vector<RunView> out;
-  out.reserve(records.size());
-  for (auto& r : records) {
-    if (is_profile_run(r) != options.profiles) continue;
-    RunView v;
-    v.metrics = db.metrics(r.run_id);
-    if (options.steps && !options.profiles) v.steps = db.steps(r.run_id);
-    v.run = std::move(r);
-    out.push_back(std::move(v));
-  }
-  return out;
+  return views_of(db, db.runs(filter), options);
 }
 
 std::vector<RunView> load_profile_runs(const store::Store& db, const std::vector<RunView>& runs) {
@@ -73,12 +107,29 @@ std::vector<RunView> load_nightly_runs(const store::Store& db, int days, const s
   return load_runs(db, filter, load);
 }
 
+IndexRuns load_index_runs(const store::Store& db, const IndexWindow& window) {
+  IndexRuns out;
+  out.stored = db.count_runs();
+  std::vector<store::RunRecord> shown;
+  for (const store::Series& s : db.series()) {
+    store::RunFilter f;
+    f.case_name = s.case_name;
+    f.variant = s.variant;
+    f.hardware_fingerprint = s.hardware_fingerprint;
+    f.limit = static_cast<int64_t>(window.points);
+    f.offset = static_cast<int64_t>(window.page * window.points);
+    for (auto& r : db.runs(f)) shown.push_back(std::move(r));
+  }
+  out.runs = views_of(db, std::move(shown), LoadOptions{/*steps=*/false});
+  oldest_first(out.runs);
+  return out;
+}
+
 std::string resolve_group(const store::Store& db, const std::string& group) {
   if (!group.empty()) {
     store::RunFilter f;
     f.group_id = group;
-    f.limit = 1;
-    if (db.runs(f).empty()) throw std::invalid_argument(fmt::format("{}: no runs in group '{}'", db.path(), group));
+    if (!db.has_runs(f)) throw std::invalid_argument(fmt::format("{}: no runs in group '{}'", db.path(), group));
     return group;
   }
   store::RunFilter f;
@@ -89,23 +140,14 @@ std::string resolve_group(const store::Store& db, const std::string& group) {
 }
 
 std::string groups_with_variant(const store::Store& db, const std::string& variant, size_t limit) {
-  store::RunFilter f;
-  f.variant = variant;
-  std::vector<std::string> order;  // newest first
-  std::map<std::string, std::pair<std::string, size_t>> groups;  // id -> (earliest start, runs)
-  for (const auto& r : db.runs(f)) {
-    auto [it, added] = groups.try_emplace(r.group_id, r.started_at, 0);
-    if (added) order.push_back(r.group_id);
-    it->second.first = std::min(it->second.first, r.started_at);
-    ++it->second.second;
-  }
+  const auto groups = db.groups_with_variant(variant);  // newest first
   std::string out;
-  for (size_t i = 0; i < order.size() && i < limit; ++i) {
-    const auto& [start, runs] = groups.at(order[i]);
-    out += fmt::format("{}{} (started {}, {} run{} of {})", out.empty() ? "" : ", ", order[i], start.substr(0, 16),
-                       runs, runs == 1 ? "" : "s", variant);
+  for (size_t i = 0; i < groups.size() && i < limit; ++i) {
+    const auto& g = groups[i];
+    out += fmt::format("{}{} (started {}, {} run{} of {})", out.empty() ? "" : ", ", g.group_id,
+                       g.first_started_at.substr(0, 16), g.runs, g.runs == 1 ? "" : "s", variant);
   }
-  if (order.size() > limit) out += fmt::format(" and {} older", order.size() - limit);
+  if (groups.size() > limit) out += fmt::format(" and {} older", groups.size() - limit);
   return out.empty() ? "none" : out;
 }
 
@@ -115,19 +157,23 @@ bool matches_ref(const store::RunRecord& run, const std::string& ref) {
   return ref.size() >= 4 && run.git_commit.rfind(ref, 0) == 0;
 }
 
-std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref, const std::string& what) {
-  auto known = [&](const std::string& r) {
-    return std::any_of(all.begin(), all.end(), [&](const RunView& v) { return matches_ref(v.run, r); });
-  };
-  if (known(ref)) return ref;
-  if (const auto commit = git_commit_of(ref); commit && known(*commit)) return *commit;
-  std::vector<std::string> refs;  // newest last
-  for (const auto& v : all) {
-    for (const std::string& r : {v.run.git_branch, v.run.git_commit.substr(0, 9)})
-      if (!r.empty() && std::find(refs.begin(), refs.end(), r) == refs.end()) refs.push_back(r);
+std::vector<std::string> refs_of(const std::vector<store::RunRecord>& records, size_t limit) {
+  std::vector<std::string> refs;  // newest first
+  for (const auto& r : records) {
+    for (const std::string& ref : {r.git_branch, r.git_commit.substr(0, 9)})
+      if (!ref.empty() && refs.size() < limit && std::find(refs.begin(), refs.end(), ref) == refs.end())
+        refs.push_back(ref);
+    if (refs.size() == limit) break;
   }
+  std::reverse(refs.begin(), refs.end());
+  return refs;
+}
+
+std::string resolve_ref(const RunLookup& runs, const std::string& ref, const std::string& what, const Hidden& hidden) {
+  if (runs.has_ref(ref, /*made_here=*/false, hidden)) return ref;
+  if (const auto commit = git_commit_of(ref); commit && runs.has_ref(*commit, false, hidden)) return *commit;
   std::string list;
-  for (size_t i = refs.size() > 20 ? refs.size() - 20 : 0; i < refs.size(); ++i) list += (list.empty() ? "" : ", ") + refs[i];
+  for (const auto& r : runs.recent_refs(20)) list += (list.empty() ? "" : ", ") + r;
   throw std::invalid_argument(fmt::format("no runs of {} ref '{}' in the store (not a branch label or commit prefix of "
                                           "any run{}); the store holds: {}",
                                           what, ref, git_commit_of(ref) ? ", nor the commit git resolves it to" : "",
@@ -137,49 +183,198 @@ std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref,
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref) {
   // The newest group per (case, variant, hardware) among the runs of `ref` (runs
   // are oldest first): each machine type of a fleet keeps its own newest runs.
-  using Key = std::tuple<std::string, std::string, std::string>;
-  std::map<Key, std::string> newest_group;
+  std::map<SeriesKey, std::string> newest_group;
   for (const auto& v : all)
-    if (matches_ref(v.run, ref))
-      newest_group[{v.run.case_name, v.run.variant, v.run.hardware_fingerprint}] = v.run.group_id;
+    if (matches_ref(v.run, ref)) newest_group[series_of(v.run)] = v.run.group_id;
   std::vector<RunView> out;
   for (const auto& v : all) {
-    const auto it = newest_group.find({v.run.case_name, v.run.variant, v.run.hardware_fingerprint});
+    const auto it = newest_group.find(series_of(v.run));
     if (it != newest_group.end() && it->second == v.run.group_id && matches_ref(v.run, ref)) out.push_back(v);
   }
   return out;
 }
 
+// ---- a branch comparison's questions, asked of a store ------------------------
+
+namespace {
+
+// The filters for the runs of a ref as matches_ref reads it: its branch label,
+// and (at least 4 characters) the commits it starts. Two statements, not one
+// with OR: each stops at its LIMIT on its own index (PostgreSQL would read
+// every run of the branch into a bitmap first).
+std::vector<store::RunFilter> ref_filters(const std::string& ref) {
+  std::vector<store::RunFilter> out(1);
+  out[0].git_branch = ref;
+  if (ref.size() >= 4) out.emplace_back().commit_prefix = ref;
+  return out;
+}
+
+}  // namespace
+
+bool StoreRuns::has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const {
+  for (store::RunFilter f : ref_filters(ref)) {
+    f.imported = false;  // runs twinbench made are never hidden
+    if (store_.has_runs(f)) return true;
+  }
+  if (made_here) return false;
+  const auto imported = imported_of_ref(ref);
+  return std::any_of(imported.begin(), imported.end(), [&](const store::RunRecord& r) { return !hidden.hides(r); });
+}
+
+std::vector<store::RunRecord> StoreRuns::imported_of_ref(const std::string& ref) const {
+  std::vector<store::RunRecord> out;
+  std::set<std::string> seen;
+  for (store::RunFilter f : ref_filters(ref)) {
+    f.imported = true;
+    for (auto& r : store_.runs(f))
+      if (seen.insert(r.run_id).second) out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return newer(x, y); });
+  return out;
+}
+
+std::vector<RunView> StoreRuns::latest_of_ref(const std::string& ref, const Hidden& hidden) const {
+  // The newest visible run per series: on the branch, a few runs per series
+  // from the branch index (more only while hidden runs come first); at a
+  // commit prefix, that commit's runs.
+  std::map<SeriesKey, store::RunRecord> newest;
+  const auto consider = [&](const store::RunRecord& r) {
+    auto [it, added] = newest.try_emplace(series_of(r), r);
+    if (!added && newer(r, it->second)) it->second = r;
+  };
+  constexpr int64_t kPage = 8;
+  for (const store::Series& s : store_.series(ref)) {
+    store::RunFilter f;
+    f.git_branch = ref;
+    f.case_name = s.case_name;
+    f.variant = s.variant;
+    f.hardware_fingerprint = s.hardware_fingerprint;
+    f.limit = kPage;
+    for (bool found = false; !found; f.offset += kPage) {
+      const auto page = store_.runs(f);
+      for (const auto& r : page)
+        if (!hidden.hides(r)) {
+          consider(r);
+          found = true;
+          break;
+        }
+      if (static_cast<int64_t>(page.size()) < kPage) break;
+    }
+  }
+  if (ref.size() >= 4) {
+    store::RunFilter f;
+    f.commit_prefix = ref;
+    for (const auto& r : store_.runs(f))
+      if (!hidden.hides(r)) consider(r);
+  }
+  // Those groups' runs of the ref, series by series.
+  std::set<std::string> groups;
+  for (const auto& [key, r] : newest) groups.insert(r.group_id);
+  std::vector<store::RunRecord> chosen;
+  for (const auto& g : groups) {
+    store::RunFilter f;
+    f.group_id = g;
+    for (auto& r : store_.runs(f)) {
+      const auto it = newest.find(series_of(r));
+      if (it != newest.end() && it->second.group_id == g && matches_ref(r, ref) && !hidden.hides(r))
+        chosen.push_back(std::move(r));
+    }
+  }
+  auto out = views_of(store_, std::move(chosen), LoadOptions{/*steps=*/false});
+  oldest_first(out);
+  return out;
+}
+
+namespace {
+
+// The stored commit labels that name `commit` (same_commit): itself and its
+// prefixes of at least 7 characters.
+std::vector<std::string> labels_of_commit(const std::string& commit) {
+  std::vector<std::string> out;
+  if (commit.empty()) return out;
+  out.push_back(commit);
+  for (size_t n = 7; n < commit.size(); ++n) out.push_back(commit.substr(0, n));
+  return out;
+}
+
+}  // namespace
+
+std::vector<RunView> StoreRuns::at_commit(const std::string& commit, const Hidden& hidden) const {
+  store::RunFilter f;
+  f.commits = labels_of_commit(commit);
+  if (f.commits.empty()) return {};
+  std::vector<store::RunRecord> found;
+  for (auto& r : store_.runs(f))
+    if (!hidden.hides(r)) found.push_back(std::move(r));
+  auto out = views_of(store_, std::move(found), LoadOptions{/*steps=*/false});
+  oldest_first(out);
+  return out;
+}
+
+bool StoreRuns::has_commit(const std::string& commit, const Hidden& hidden) const {
+  store::RunFilter f;
+  f.commits = labels_of_commit(commit);
+  if (f.commits.empty()) return false;
+  const auto runs = store_.runs(f);
+  return std::any_of(runs.begin(), runs.end(), [&](const store::RunRecord& r) { return !hidden.hides(r); });
+}
+
+std::vector<std::string> StoreRuns::recent_refs(size_t limit) const {
+  store::RunFilter f;
+  f.limit = 1000;  // the newest runs hold the refs worth naming
+  return refs_of(store_.runs(f), limit);
+}
+
+// ---- the pair report's runs -----------------------------------------------------
+
 PairSelection select_pair_runs(const store::Store& db, const std::string& group, const std::string& a,
                                const std::string& b) {
   PairSelection out;
   out.group_id = resolve_group(db, group);
-  store::RunFilter f;
-  f.group_id = out.group_id;
-  out.runs = load_runs(db, f);
+  store::RunFilter in_group;
+  in_group.group_id = out.group_id;
+  auto rows = db.runs(in_group);
   const auto has = [&](const std::string& variant) {
-    return std::any_of(out.runs.begin(), out.runs.end(), [&](const RunView& v) { return v.run.variant == variant; });
+    return std::any_of(rows.begin(), rows.end(), [&](const store::RunRecord& r) { return r.variant == variant; });
   };
-  if (!group.empty() || (has(a) && has(b))) return out;
-
-  // The newest group per (case, variant) of A and B, from the run rows alone
-  // (newest first), so that only the chosen groups' steps are read.
-  std::map<std::pair<std::string, std::string>, std::string> newest_group;
-  std::vector<std::string> groups;
-  for (const auto& r : db.runs()) {
-    if (r.variant != a && r.variant != b) continue;
-    if (!newest_group.try_emplace({r.case_name, r.variant}, r.group_id).second) continue;
-    if (std::find(groups.begin(), groups.end(), r.group_id) == groups.end()) groups.push_back(r.group_id);
+  if (!group.empty() || (has(a) && has(b))) {
+    out.runs = views_of(db, std::move(rows), LoadOptions{});
+    return out;
   }
-  if (newest_group.empty()) return out;  // neither anywhere: the newest group shows them missing
-  out.runs.clear();
+
+  // The newest group per (case, variant) of A and B, one indexed look-up each
+  // (runs_by_case), so that only the chosen groups' runs and steps are read.
+  std::map<std::pair<std::string, std::string>, store::RunRecord> newest;
+  for (const store::Series& s : db.series()) {
+    if (s.variant != a && s.variant != b) continue;
+    const std::pair<std::string, std::string> key{s.case_name, s.variant};
+    if (newest.count(key)) continue;
+    store::RunFilter f;
+    f.case_name = s.case_name;
+    f.variant = s.variant;
+    f.limit = 1;
+    for (auto& r : db.runs(f)) newest.emplace(key, std::move(r));
+  }
+  if (newest.empty()) {  // neither anywhere: the newest group shows them missing
+    out.runs = views_of(db, std::move(rows), LoadOptions{});
+    return out;
+  }
+  // The groups in the order a newest-first listing meets them.
+  std::vector<const store::RunRecord*> firsts;
+  for (const auto& [key, r] : newest) firsts.push_back(&r);
+  std::sort(firsts.begin(), firsts.end(), [](const auto* x, const auto* y) { return newer(*x, *y); });
+  std::vector<std::string> groups;
+  for (const auto* r : firsts)
+    if (std::find(groups.begin(), groups.end(), r->group_id) == groups.end()) groups.push_back(r->group_id);
   for (const auto& g : groups) {
-    store::RunFilter in_group;
-    in_group.group_id = g;
-    for (auto& v : load_runs(db, in_group)) {
-      const auto it = newest_group.find({v.run.case_name, v.run.variant});
-      if (it != newest_group.end() && it->second == g) out.runs.push_back(std::move(v));
+    store::RunFilter f;
+    f.group_id = g;
+    std::vector<store::RunRecord> kept;
+    for (auto& r : db.runs(f)) {
+      const auto it = newest.find({r.case_name, r.variant});
+      if (it != newest.end() && it->second.group_id == g) kept.push_back(std::move(r));
     }
+    for (auto& v : views_of(db, std::move(kept), LoadOptions{})) out.runs.push_back(std::move(v));
   }
   std::stable_sort(out.runs.begin(), out.runs.end(),
                    [](const RunView& x, const RunView& y) { return x.run.started_at < y.run.started_at; });

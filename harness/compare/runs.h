@@ -1,7 +1,9 @@
 // Which stored runs an analysis reads, and reading them: one matrix invocation
 // (a group), the latest runs of a git ref, the nights of a nightly history, a
-// pair's newest runs per case. The only part of harness/compare/ that opens a
-// store; what it returns are RunViews (run_view.h).
+// pair's newest runs per case, the index's newest runs per series. The only
+// part of harness/compare/ that opens a store; what it returns are RunViews
+// (run_view.h). Every selection is made in SQL and every read is batched
+// (store.h), so a report reads what it shows, not the store (docs/fleet.md).
 #pragma once
 
 #include <map>
@@ -10,24 +12,29 @@
 #include <vector>
 
 #include "harness/base/records.h"
+#include "harness/compare/run_lookup.h"
 #include "harness/compare/run_view.h"
 #include "harness/store/store.h"
 
 namespace twinbench::compare {
 
-// All runs matching `filter` (oldest first), with metrics and steps. Profiled
-// runs (compare/profile_record.h) are never among them: their times are not
-// measurements; load_profile_runs reads them.
-std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter = {});
-
 // What load_runs() reads with each run. Steps are the bulk of a store (100+
-// rows per run): reports that chart only per-run metrics (nightly) skip them.
+// rows per run): only what draws loss curves and step times reads them.
 struct LoadOptions {
   bool steps = true;
   bool profiles = false;  // the profiled runs instead of the others (without their steps)
 };
+// All runs matching `filter` (oldest first), with metrics and steps. Profiled
+// runs (compare/profile_record.h) are never among them: their times are not
+// measurements; load_profile_runs reads them.
+std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter = {});
 // All runs matching `filter` (oldest first), with metrics and, if asked, steps.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter, const LoadOptions& options);
+// `records` (newest first, as Store::runs lists them) as RunViews, oldest
+// first: their metrics and (if asked) steps read a batch of runs per statement.
+// Profiled runs are dropped (kept alone with options.profiles).
+std::vector<RunView> views_of(const store::Store& store, std::vector<store::RunRecord> records,
+                              const LoadOptions& options);
 
 // The profiled runs (why.* rows, no steps) of the groups `runs` came from,
 // oldest first: what explains the verdicts over those runs.
@@ -39,6 +46,19 @@ std::vector<RunView> load_profile_runs(const store::Store& store, const std::vec
 // their metrics but not their steps: the page grows with the days shown, not
 // with the store.
 std::vector<RunView> load_nightly_runs(const store::Store& store, int days, const std::string& now_utc = "");
+
+// Which runs the index shows: the newest `points` runs of every series (case,
+// implementation, hardware), or with `page` P the `points` before the newest
+// P * points — not every run ever stored.
+struct IndexWindow {
+  size_t points = 100;
+  size_t page = 0;
+};
+struct IndexRuns {
+  std::vector<RunView> runs;  // oldest first, with metrics, without steps
+  int64_t stored = 0;         // runs the store holds
+};
+IndexRuns load_index_runs(const store::Store& store, const IndexWindow& window = {});
 
 // The group (matrix/run invocation) to report on: `group` if given, else the newest
 // group in the store. Throws std::invalid_argument when there is none.
@@ -55,13 +75,36 @@ bool matches_ref(const store::RunRecord& run, const std::string& ref);
 // The ref a user typed, as the store knows it: `ref` itself when some run's
 // branch label equals it or its commit starts with it (>= 4 characters), else
 // the commit git resolves it to in the current checkout (HEAD, HEAD~1, a tag)
-// when some run was made from that commit. Otherwise std::invalid_argument
-// naming `what` ("baseline") and listing the refs the store holds.
-std::string resolve_ref(const std::vector<RunView>& all, const std::string& ref, const std::string& what);
+// when some run was made from that commit (runs `hidden` hides do not count).
+// Otherwise std::invalid_argument naming `what` ("baseline") and listing the
+// refs of the newest runs.
+std::string resolve_ref(const RunLookup& runs, const std::string& ref, const std::string& what,
+                        const Hidden& hidden = {});
+
+// Refs of `records` (newest first) — branch labels, commits' first 9
+// characters — each once, newest last, at most `limit`.
+std::vector<std::string> refs_of(const std::vector<store::RunRecord>& records, size_t limit);
 
 // For each (case, variant, hardware fingerprint): the runs of the newest group
 // whose runs match `ref`.
 std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref);
+
+// A branch comparison's questions (run_lookup.h) answered by a store, each in
+// a few statements whatever it holds (the series, branch and source indexes
+// of schema v5); runs come with metrics, never steps.
+class StoreRuns : public RunLookup {
+ public:
+  explicit StoreRuns(const store::Store& store) : store_(store) {}
+  bool has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const override;
+  std::vector<store::RunRecord> imported_of_ref(const std::string& ref) const override;
+  std::vector<RunView> latest_of_ref(const std::string& ref, const Hidden& hidden) const override;
+  std::vector<RunView> at_commit(const std::string& commit, const Hidden& hidden) const override;
+  bool has_commit(const std::string& commit, const Hidden& hidden) const override;
+  std::vector<std::string> recent_refs(size_t limit) const override;
+
+ private:
+  const store::Store& store_;
+};
 
 // What `report pair --a A --b B` compares, and the label of where it came from.
 struct PairSelection {

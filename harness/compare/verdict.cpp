@@ -123,6 +123,22 @@ void judge_exact(MetricComparison& c) {
   c.explanation = fmt::format("{} beyond {}: deterministic, exact rule", values, describe_threshold(c.spec));
 }
 
+// Why an interval could not decide. An interval wider than +900% (a handful of
+// runs at a family's 99.9% confidence) bounds nothing worth a number: it says
+// so instead of "could detect >= 6287448690412216612577046602481594793984%".
+constexpr double kUsefulDetectable = 9.0;
+std::string inconclusive_reason(const stats::RatioEstimate& e, double target_change) {
+  if (!e.interval || !(e.interval->detectable > kUsefulDetectable)) return stats::inconclusive_note(e, target_change);
+  const size_t have = std::min(e.n_a, e.n_b);
+  const size_t need = stats::runs_needed(e, target_change, e.confidence);
+  return fmt::format("{} {} cannot bound a change at {:.4g}% confidence (the interval reaches past +900%){}", have,
+                     e.paired ? (have == 1 ? "pair" : "pairs") : (have == 1 ? "run a side" : "runs a side"),
+                     100 * e.confidence,
+                     need > have ? fmt::format("; about {} more runs per side for {:.0f}%", need - have,
+                                               100 * target_change)
+                                 : std::string());
+}
+
 void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate, const JudgeOptions& o) {
   const auto pairs = o.paired ? pairs_of(baseline, candidate) : std::vector<stats::RunPair>{};
   const bool paired = o.paired && pairs.size() >= 2;
@@ -148,7 +164,7 @@ void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate
                                   describe_threshold(c.spec));
       break;
     default: {
-      c.explanation = fmt::format("{} over {}: {}", c.change, design, stats::inconclusive_note(e, o.target_change));
+      c.explanation = fmt::format("{} over {}: {}", c.change, design, inconclusive_reason(e, o.target_change));
       // How many more runs would settle this one, at the change and noise measured.
       if (threshold > 0)
         if (const std::string more = stats::decide_note(e, threshold); !more.empty()) c.explanation += "; " + more;

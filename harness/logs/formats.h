@@ -43,7 +43,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/base/external_spec.h"
+#include "variants/external_spec.h"
 #include "harness/logs/parsed_log.h"
 
 namespace twinbench::logs {

@@ -14,7 +14,6 @@
 
 #include "harness/base/config.h"
 #include "harness/metrics/run_metrics.h"
-#include "harness/stats/trend.h"
 
 namespace twinbench::metrics {
 
@@ -90,8 +89,6 @@ RunMetrics from_map(const std::map<std::string, std::optional<double>>& stored);
 // rel_threshold * |baseline| and more than abs_threshold (a zero threshold means
 // "any non-zero difference"). With a zero baseline only abs_threshold applies.
 bool beyond_threshold(const Metric& metric, double baseline, double candidate);
-// The metric's direction and thresholds, as the statistics kernel's trend analysis takes them.
-stats::TrendRule trend_rule(const Metric& metric);
 
 // A value with the metric's format ("-" when absent).
 std::string format_value(const Metric& metric, const std::optional<double>& value);

@@ -106,6 +106,29 @@ class ShardSource final : public BatchSource {
 
 }  // namespace
 
+void check_data_split(const RunConfig& c, int64_t ranks) {
+  if (ranks <= 1 || c.data.source != "shard") return;
+  const int64_t per_rank = c.train.batch, global = per_rank * ranks;
+  int64_t tokens = 0;
+  try {
+    tokens = static_cast<int64_t>(read_token_shard(c.data.path).size());
+  } catch (const ShardError&) {
+    return;  // a shard that cannot be read fails its runs, as with one process
+  }
+  const int64_t sequences = tokens / (c.train.seq_len + 1);
+  // As ShardSource splits them: a tenth (at least one global batch) held out.
+  const int64_t train = sequences - std::max<int64_t>(global, sequences / 10);
+  if (train >= global) return;
+  const int64_t served = std::max<int64_t>(0, train / per_rank);  // ranks that get their rows
+  throw ConfigError(c.case_file.empty() ? "command line" : c.case_file, "dist.nproc",
+                    fmt::format("{}: {} sequences of {}+1 tokens, {} of them for training, but {} ranks x train.batch "
+                                "{} need {} a step: rank {}{} would get no data (use at most {} rank{}, a smaller "
+                                "train.batch or a longer shard)",
+                                c.data.path, sequences, c.train.seq_len, std::max<int64_t>(0, train), ranks, per_rank,
+                                global, served, served + 1 < ranks ? " and later" : "", std::max<int64_t>(1, served),
+                                served == 1 ? "" : "s"));
+}
+
 std::unique_ptr<BatchSource> make_batch_source(const RunConfig& config, const torch::Device& device) {
   if (config.data.source == "shard") return std::make_unique<ShardSource>(config, device);
   return std::make_unique<SyntheticSource>(config, device);

@@ -23,6 +23,13 @@ class BatchSource {
 
 std::unique_ptr<BatchSource> make_batch_source(const RunConfig& config, const torch::Device& device);
 
+// A data-parallel job of `ranks` ranks takes train.batch rows each of every
+// global batch: from a token shard that holds fewer training sequences than
+// ranks x train.batch, some rank would get no data. Refused before anything
+// starts (ConfigError naming dist.nproc and the shard); a synthetic source
+// always has enough, and one rank is the source's own check.
+void check_data_split(const RunConfig& config, int64_t ranks);
+
 // Sequences i = first..first+B-1 of S+1 consecutive tokens each:
 // inputs tokens[i*(S+1) : i*(S+1)+S], targets shifted by one. Throws ShardError
 // naming `origin` when the shard is too short or holds an id >= vocab.

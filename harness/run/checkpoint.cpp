@@ -12,11 +12,20 @@ namespace {
 constexpr const char* kFormat = "twinbench-checkpoint-1";
 }  // namespace
 
+NamedTensors checkpoint_tensors(const Variant& variant, const Optimizer& optimizer) {
+  NamedTensors all = variant.export_canonical();
+  for (auto& entry : variant.whole_optimizer_state(optimizer.state())) all.push_back(std::move(entry));
+  for (auto& entry : variant.extra_state()) all.push_back(std::move(entry));
+  return all;
+}
+
 void save_checkpoint(const std::string& path, const Variant& variant, const Optimizer& optimizer,
                      const TrainPosition& position, const std::string& config_json) {
-  NamedTensors all = variant.export_canonical();
-  for (auto& entry : optimizer.state()) all.push_back(std::move(entry));
-  for (auto& entry : variant.extra_state()) all.push_back(std::move(entry));
+  write_checkpoint(path, checkpoint_tensors(variant, optimizer), variant, optimizer, position, config_json);
+}
+
+void write_checkpoint(const std::string& path, const NamedTensors& all, const Variant& variant,
+                      const Optimizer& optimizer, const TrainPosition& position, const std::string& config_json) {
   save_safetensors(path, all,
                    {{"format", kFormat},
                     {"variant", variant.name()},
@@ -50,7 +59,7 @@ TrainPosition load_checkpoint(const std::string& path, Variant& variant, Optimiz
   }
   try {
     variant.import_canonical(weights);
-    optimizer.load_state(optim);
+    optimizer.load_state(variant.local_optimizer_state(optim));
     // Extra state belongs to the implementation that wrote it; another one starts its own.
     if (meta("variant") == variant.name()) variant.load_extra_state(extra);
   } catch (const std::invalid_argument& e) {

@@ -17,6 +17,14 @@ struct TrainPosition {
   int64_t forward_index = 0;  // training forwards done so far (data and dropout position)
 };
 
+// What a checkpoint holds: the whole canonical weights, the optimizer state in
+// canonical names and layout, and the variant's extra state. For a sharded
+// variant (harness/run/dist/zero3.h) this gathers: every rank calls it.
+NamedTensors checkpoint_tensors(const Variant& variant, const Optimizer& optimizer);
+// Writes `tensors` (checkpoint_tensors()) with the metadata a resume needs.
+void write_checkpoint(const std::string& path, const NamedTensors& tensors, const Variant& variant,
+                      const Optimizer& optimizer, const TrainPosition& position, const std::string& config_json);
+// Both, in one process.
 void save_checkpoint(const std::string& path, const Variant& variant, const Optimizer& optimizer,
                      const TrainPosition& position, const std::string& config_json);
 

@@ -78,7 +78,17 @@ void check_device_request(const std::string& request) {
                                   count == 1 ? "" : "s", kind.name(), kind.name(), count - 1));
 }
 
-DeviceChoice choose_device(const std::string& request, const RunConfig& config) {
+namespace {
+
+// What a case needs of a kind, for messages: "a CUDA device", or with several
+// ranks "8 CUDA devices (dist.nproc = 8, one per rank)".
+std::string what_it_needs(const device::DeviceRuntime& kind, const RunConfig& config) {
+  if (config.dist.nproc <= 1 || !kind.accelerator()) return kind.noun();
+  return fmt::format("{} {} devices (dist.nproc = {}, one per rank)", config.dist.nproc, kind.label(),
+                     config.dist.nproc);
+}
+
+DeviceChoice choose_kind(const std::string& request, const RunConfig& config) {
   const DeviceRequest r = request == "auto" ? DeviceRequest{} : split_request(request);
   const auto on = [&](const device::DeviceRuntime& kind) {
     return DeviceChoice{kind.device(r.runtime == &kind ? request_index(request, r) : -1), ""};
@@ -87,11 +97,12 @@ DeviceChoice choose_device(const std::string& request, const RunConfig& config) 
   // requires.device names a kind: that kind or skipped; "any" names none.
   if (const device::DeviceRuntime* needs = device::find_runtime(config.needs.device)) {
     if (r.runtime && r.runtime != needs)
-      return {host, fmt::format("requires {}; --device {} was given", needs->noun(), request)};
+      return {host, fmt::format("requires {}; --device {} was given", what_it_needs(*needs, config), request)};
     if (!needs->available())
-      return {host, needs->compiled() ? fmt::format("requires {}; none is available", needs->noun())
-                                      : fmt::format("requires {}; this build has no {} ({})", needs->noun(),
-                                                    needs->label(), needs->build_command())};
+      return {host, needs->compiled() ? fmt::format("requires {}; none is available", what_it_needs(*needs, config))
+                                      : fmt::format("requires {}; this build has no {} ({})",
+                                                    what_it_needs(*needs, config), needs->label(),
+                                                    needs->build_command())};
     return on(*needs);
   }
   if (r.runtime) return on(*r.runtime);
@@ -99,6 +110,19 @@ DeviceChoice choose_device(const std::string& request, const RunConfig& config) 
   for (const auto* kind : device::runtimes())
     if (kind->accelerator() && kind->available()) return on(*kind);
   return {host, ""};
+}
+
+}  // namespace
+
+DeviceChoice choose_device(const std::string& request, const RunConfig& config) {
+  DeviceChoice choice = choose_kind(request, config);
+  if (!choice.skip_reason.empty()) return choice;
+  // Data-parallel ranks on an accelerator take a device each.
+  const device::DeviceRuntime& kind = device::runtime_for(choice.device);
+  if (kind.accelerator() && config.dist.nproc > kind.device_count())
+    return {torch::kCPU, fmt::format("needs {}; this machine has {}", what_it_needs(kind, config),
+                                     kind.device_count())};
+  return choice;
 }
 
 PlanTarget plan_target(const torch::Device& device) {

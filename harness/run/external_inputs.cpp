@@ -27,7 +27,10 @@ void write_tensor(std::ofstream& out, const torch::Tensor& t) {
 }  // namespace
 
 void write_batch_file(const RunConfig& config, const std::string& path) {
-  auto data = make_batch_source(config, torch::kCPU);
+  // Data parallel: the global batch, as the built-in ranks draw it (train.batch rows per rank).
+  RunConfig global = config;
+  global.train.batch *= std::max<int64_t>(1, config.dist.nproc);
+  auto data = make_batch_source(global, torch::kCPU);
   std::ofstream out(path, std::ios::binary);
   const int64_t train = config.train.steps * config.train.grad_accum;
   for (int64_t i = 0; i < train; ++i) {
@@ -64,7 +67,7 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
                 {"grad_accum", t.grad_accum}, {"optimizer", t.optimizer}, {"lr", t.lr},
                 {"warmup_steps", t.warmup_steps}, {"schedule", t.schedule}, {"dtype", t.dtype},
                 {"clip", t.clip},           {"seed", t.seed},         {"eval_every", t.eval_every},
-                {"eval_batches", t.eval_batches}};
+                {"eval_batches", t.eval_batches}, {"remat", t.remat}};
   // The built-in core's AdamW (harness/run/optim/optimizer.h) and schedule
   // (trainer.cpp learning_rate): decay after warm-up to lr_floor x lr.
   j["optimizer"] = {{"beta1", kAdamBeta1},
@@ -75,7 +78,7 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
                     {"lr_floor", 0.1}};
   j["measure"] = {{"warmup_steps", config.measure.warmup_steps}};
   j["data"] = {{"source", config.data.source}, {"path", config.data.path}};
-  j["dist"] = {{"nproc", config.dist.nproc}};
+  j["dist"] = {{"nproc", config.dist.nproc}, {"shard", config.dist.shard}};
   j["device"] = device::runtime_for(device).name();
   j["threads"] = threads;
   j["config"] = nlohmann::json::parse(config_json(config));
@@ -91,10 +94,11 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
     j["batches_path"] = batches;
     j["batches"] = {{"train_count", t.steps * t.grad_accum},
                     {"eval_count", t.eval_batches},
-                    {"batch", t.batch},
+                    {"batch", t.batch * std::max<int64_t>(1, config.dist.nproc)},
                     {"seq_len", t.seq_len},
                     {"layout", "int64 little-endian; per batch inputs [batch, seq_len] then targets [batch, seq_len]; "
-                               "train micro-batches first, then the held-out batches"}};
+                               "train micro-batches first, then the held-out batches; with dist.nproc ranks each "
+                               "batch is the global one, rank r's rows [r * train.batch, (r + 1) * train.batch)"}};
   }
   ExternalInputs in;
   in.case_json_path = dir + "/case.json";

@@ -10,6 +10,7 @@
 #include "harness/metrics/catalogue.h"
 #include "harness/run/batches.h"
 #include "harness/run/dist/data_parallel.h"
+#include "harness/run/dist/launcher.h"
 #include "harness/run/executor.h"
 #include "harness/run/device_choice.h"
 #include "harness/run/memory.h"
@@ -54,14 +55,16 @@ store::MetricList int8_export_metrics(const Variant& trained, const RunConfig& c
 }
 
 // What only a data-parallel run measures: the aggregate rates and the all-reduce's
-// share of the step (into `m`), and as extra metrics the all-reduce time, peak
-// memory per rank and whether the ranks ended in sync.
+// share of the step (into `m`), and as extra metrics the all-reduce time, per
+// rank the peak memory, the memory held between steps and the setup's peak, and
+// whether the ranks ended in sync (replicated only: sharded ranks hold different slices).
 store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m, dist::World& world,
-                                        dist::DataParallel& dp, Variant& variant) {
+                                        dist::DataParallel& dp, int64_t setup_peak) {
   const double n = static_cast<double>(world.size());
   if (m.tokens_per_s_per_device) m.tokens_per_s = *m.tokens_per_s_per_device * n;
   if (m.tflops_per_s_per_device) m.tflops_per_s = *m.tflops_per_s_per_device * n;
-  store::MetricList out{{"world_size", n}, {"allreduce_buckets", static_cast<double>(dp.buckets())}};
+  store::MetricList out{{"world_size", n}};
+  if (dp.buckets() > 0) out.emplace_back("allreduce_buckets", static_cast<double>(dp.buckets()));
   double comm = 0, total = 0;
   int64_t steady = 0;
   for (const auto& r : result.steps)
@@ -75,7 +78,13 @@ store::MetricList data_parallel_metrics(const TrainResult& result, RunMetrics& m
     out.emplace_back(fmt::format("peak_memory_bytes_rank{}", r), peaks[r]);
     m.peak_memory_bytes = std::max<int64_t>(m.peak_memory_bytes.value_or(0), static_cast<int64_t>(peaks[r]));
   }
-  out.emplace_back("params_in_sync", dp.parameters_in_sync(variant.parameters()) ? 1.0 : 0.0);
+  const auto resident = world.gather(static_cast<double>(result.resident_bytes));
+  const auto setup = world.gather(static_cast<double>(setup_peak));
+  for (size_t r = 0; r < resident.size(); ++r) {
+    out.emplace_back(fmt::format("resident_memory_bytes_rank{}", r), resident[r]);
+    out.emplace_back(fmt::format("setup_peak_memory_bytes_rank{}", r), setup[r]);
+  }
+  if (const auto in_sync = dp.parameters_in_sync()) out.emplace_back("params_in_sync", *in_sync ? 1.0 : 0.0);
   return out;
 }
 
@@ -131,16 +140,27 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     std::optional<RunProfiler> why;
     if (o.profile_run) why.emplace(o.device, std::max<int64_t>(1, config.measure.warmup_steps));
     auto variant = make_variant(out.variant, {config.model, static_cast<uint64_t>(config.train.seed), o.device});
+    if (config.train.remat == "full") variant->enable_recompute();
     // Data parallel: the source yields global batches (batch rows per rank) and
-    // each rank trains on its own rows.
-    RunConfig data_config = config;
-    if (o.world) data_config.train.batch *= o.world->size();
-    auto data = make_batch_source(data_config, o.device);
-    std::optional<dist::DataParallel> dp;
-    if (o.world) {
-      dp.emplace(*o.world, static_cast<int64_t>(config.dist.bucket_mb * double(1 << 20)));
-      dp->broadcast_parameters(variant->parameters());
+    // each rank trains on its own rows. Sharding needs a world even of one
+    // process (its collectives are then trivial): it gets one of its own here.
+    dist::World* world = o.world;
+    std::optional<dist::World> own_world;
+    if (!world && config.dist.shard != "none") {
+      own_world.emplace(dist::WorldOptions{0, 1, "127.0.0.1", dist::free_port(),
+                                           std::chrono::seconds(static_cast<int64_t>(config.dist.timeout_s)), o.device});
+      world = &*own_world;
     }
+    RunConfig data_config = config;
+    if (world) data_config.train.batch *= world->size();
+    auto data = make_batch_source(data_config, o.device);
+    std::unique_ptr<dist::DataParallel> dp;
+    if (world) dp = dist::make_data_parallel(*world, *variant, config);
+    Variant& trained = dp ? dp->trained() : *variant;
+    // The setup (the whole model initialised, then sharded) has its own peak; the
+    // run's peak is its training's.
+    const int64_t setup_peak = runtime.memory(o.device).peak_allocated;
+    runtime.reset_peak(o.device);
     Progress progress(label, config.train.steps);
     TrainHooks hooks;
     OpProfiler profiler;
@@ -159,8 +179,8 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     hooks.checkpoint_prefix =
         fmt::format("{}/{}", config.train.checkpoint_dir, out.run_id.empty() ? label : out.run_id);
     hooks.should_stop = [] { return stop_requested(); };
-    if (dp) hooks.sync = &*dp;
-    const TrainResult result = train(*variant, config, *data, hooks);
+    if (dp) hooks.sync = dp.get();
+    const TrainResult result = train(trained, config, *data, hooks);
     if (o.profile) {
       OpProfile ops = profiler.stop();
       ops.variant = out.variant;
@@ -172,13 +192,13 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     if (why) profiled_run = why->finish(*variant);
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
-    RunMetrics m = run_metrics(result, variant->param_count(), plan.flops.total());
+    RunMetrics m = run_metrics(result, trained.param_count(), plan.flops.total());
     const device::MemoryStats memory_stats = runtime.memory(o.device);
     m.peak_memory_bytes = memory_stats.peak_allocated;
     m.peak_reserved_bytes = memory_stats.peak_reserved;
     m.peak_rss_bytes = memory::peak_rss_bytes();
     const store::MetricList metrics_extra =
-        dp ? data_parallel_metrics(result, m, *o.world, *dp, *variant) : store::MetricList{};
+        dp ? data_parallel_metrics(result, m, *world, *dp, setup_peak) : store::MetricList{};
     m.memory_pct = 100.0 * static_cast<double>(*m.peak_memory_bytes) /
                    static_cast<double>(memory_stats.capacity);
     if (o.store && config.model.quant_mode == "none" && m.tflops_per_s_per_device) {
@@ -203,7 +223,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
       metrics.insert(metrics.end(), out.profile_rows.begin(), out.profile_rows.end());
     }
     if (result.status == RunStatus::completed && config.model.quant_mode == "int8" && rank0) {
-      const auto extra = int8_export_metrics(*variant, config, out.variant,
+      const auto extra = int8_export_metrics(trained, config, out.variant,
                                              out.run_id.empty() ? fmt::format("{}-{}", out.variant, out.repeat) : out.run_id,
                                              o.device);
       metrics.insert(metrics.end(), extra.begin(), extra.end());

@@ -29,8 +29,17 @@ struct Plan {
   // The largest per-device batch (train.batch) whose estimate fits the target,
   // 0 when not even batch 1 fits (or requires.memory_gb fixes the need).
   int64_t largest_batch = 0;
+  MemoryLayout layout;  // dist.shard and train.remat over `devices`
+  // The fewest devices of the target's memory the configuration fits on as it
+  // is (replicated: 1 or none; sharded: the state shrinks with the devices),
+  // 0 when none up to kMaxPlanDevices; and, for a replicated configuration that
+  // does not fit, the fewest with dist.shard = zero3 and train.remat = full.
+  int64_t fewest_devices = 0;
+  int64_t fewest_devices_sharded = 0;
   PlanTarget target;
 };
+
+inline constexpr int64_t kMaxPlanDevices = 1 << 16;
 
 // A CPU case needs a CPU target; a `requires.device = cuda` case a GPU target
 // (without one, a plan says it does not fit this host).

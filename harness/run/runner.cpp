@@ -106,11 +106,14 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
 
 std::string skip_reason(const RunConfig& c, int processes, const torch::Device& device) {
-  const Plan plan = make_plan(c, 1, plan_target(device));
+  // Per device, over the job's ranks (what each holds when sharded).
+  const Plan plan = make_plan(c, static_cast<int>(c.dist.nproc), plan_target(device));
   const auto gib = [](double bytes) { return bytes / double(1LL << 30); };
-  const std::string breakdown =
-      fmt::format("plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}", gib(plan.memory.weights),
-                  gib(plan.memory.gradients), gib(plan.memory.optimizer), gib(plan.memory.activations));
+  const std::string breakdown = fmt::format(
+      "plan: weights {:.1f}, grads {:.1f}, optimizer {:.1f}{}, activations {:.1f}", gib(plan.memory.weights),
+      gib(plan.memory.gradients), gib(plan.memory.optimizer),
+      plan.memory.gathered > 0 ? fmt::format(", gathered unit {:.1f}", gib(plan.memory.gathered)) : std::string(),
+      gib(plan.memory.activations));
   const bool accelerator = device::runtime_for(device).accelerator();
   if (processes <= 1 || accelerator) {  // accelerator workers each hold their own device
     if (!plan.fits)

@@ -38,6 +38,10 @@ double process_cpu_seconds() {
 
 }  // namespace
 
+double StepSync::clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  return torch::nn::utils::clip_grad_norm_(params, max_norm);
+}
+
 double learning_rate(const TrainConfig& t, int64_t step) {
   if (step < t.warmup_steps) return t.lr * static_cast<double>(step + 1) / static_cast<double>(t.warmup_steps);
   if (t.schedule == "constant") return t.lr;
@@ -117,7 +121,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     double grad_norm = 0;
     {
       RECORD_USER_SCOPE(kPhaseClip);
-      grad_norm = torch::nn::utils::clip_grad_norm_(params, max_norm);
+      grad_norm = sync ? sync->clip_gradients(params, max_norm) : torch::nn::utils::clip_grad_norm_(params, max_norm);
     }
     double loss_value = step_loss.item<double>() / static_cast<double>(t.grad_accum);
     if (sync) loss_value = sync->mean(loss_value);
@@ -158,9 +162,11 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     const bool writes_checkpoints = !sync || sync->writes_checkpoints();
     if (result.status == RunStatus::completed && every(t.checkpoint_every, step) && !hooks.checkpoint_prefix.empty()) {
       const std::string path = fmt::format("{}-step{}.safetensors", hooks.checkpoint_prefix, step + 1);
+      // Every process assembles the contents (a sharded model gathers them); one writes.
+      const NamedTensors contents = checkpoint_tensors(variant, *optimizer);
       if (writes_checkpoints) {
         std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-        save_checkpoint(path, variant, *optimizer, {step + 1, forward_index}, config_json(c));
+        write_checkpoint(path, contents, variant, *optimizer, {step + 1, forward_index}, config_json(c));
       }
       record.checkpoint = true;
       result.checkpoints.push_back(path);
@@ -177,6 +183,8 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       break;
     }
   }
+  // What stays between steps: parameters, gradients, optimizer state (and the tables and batches a run keeps).
+  result.resident_bytes = device::runtime_for(device).memory(device).allocated;
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
   return result;
 }

@@ -37,6 +37,10 @@ class StepSync {
   virtual Batch local_batch(const Batch& global) = 0;
   // Replaces each gradient with its mean over all processes (after backward).
   virtual void average_gradients(const std::vector<torch::Tensor>& params) = 0;
+  // Clips the gradients to a global norm of max_norm (inf: measures only) and
+  // returns the norm before clipping. By default clip_grad_norm_ on `params`,
+  // whose gradients are already the same everywhere.
+  virtual double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm);
   // The mean over all processes of a per-process value (the step loss).
   virtual double mean(double local) = 0;
   virtual StepAgreement agree(double seconds, double comm_seconds, bool stop) = 0;

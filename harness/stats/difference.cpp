@@ -8,7 +8,7 @@ namespace twinbench::stats {
 
 namespace {
 
-void check_confidence(double c) {
+void difference_check_confidence(double c) {
   if (!(c > 0 && c < 1)) throw std::invalid_argument("difference: confidence must be in (0, 1)");
 }
 
@@ -32,7 +32,7 @@ void moments(const std::vector<double>& v, double& mean, double& var, size_t& n)
 }  // namespace
 
 DifferenceEstimate difference_paired(const std::vector<RunPair>& pairs, double confidence) {
-  check_confidence(confidence);
+  difference_check_confidence(confidence);
   std::vector<double> d;
   for (const auto& p : pairs)
     if (std::isfinite(p.a) && std::isfinite(p.b)) d.push_back(p.b - p.a);
@@ -49,7 +49,7 @@ DifferenceEstimate difference_paired(const std::vector<RunPair>& pairs, double c
 }
 
 DifferenceEstimate difference_unpaired(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-  check_confidence(confidence);
+  difference_check_confidence(confidence);
   DifferenceEstimate e;
   e.confidence = confidence;
   double ma = 0, va = 0, mb = 0, vb = 0;

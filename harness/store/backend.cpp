@@ -3,7 +3,9 @@
 #include "harness/store/backend.h"
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -11,15 +13,6 @@
 #include "harness/store/sqlite.h"
 
 namespace twinbench::store {
-
-bool is_server_location(const std::string& location) {
-  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
-}
-
-std::string default_location() {
-  const char* env = std::getenv("TWINBENCH_DB");
-  return env && *env ? env : "twinbench.db";
-}
 
 namespace backend {
 
@@ -38,6 +31,35 @@ int busy_timeout_ms() {
 
 }  // namespace
 
+void log_statement(std::string_view backend, std::string_view doing) {
+  static const char* const file = std::getenv("TWINBENCH_TEST_STATEMENT_LOG");
+  if (!file || !*file) return;
+  static std::mutex mutex;  // the lease keeper's thread has a connection too
+  static FILE* out = std::fopen(file, "a");
+  if (!out) return;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::fprintf(out, "%.*s\t%.*s\n", static_cast<int>(backend.size()), backend.data(), static_cast<int>(doing.size()),
+               doing.data());
+  std::fflush(out);
+}
+
+bool explain_wanted(std::string_view sql) {
+  static const char* const file = std::getenv("TWINBENCH_TEST_EXPLAIN_LOG");
+  if (!file || !*file) return false;
+  const size_t start = sql.find_first_not_of(" \n\t(");
+  return start != std::string_view::npos && (sql.compare(start, 6, "SELECT") == 0 || sql.compare(start, 4, "WITH") == 0);
+}
+
+void log_plan(std::string_view backend, std::string_view doing, const std::string& plan) {
+  static std::mutex mutex;
+  static FILE* out = std::fopen(std::getenv("TWINBENCH_TEST_EXPLAIN_LOG"), "a");
+  if (!out) return;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::fprintf(out, "== %.*s\t%.*s\n%s\n", static_cast<int>(backend.size()), backend.data(),
+               static_cast<int>(doing.size()), doing.data(), plan.c_str());
+  std::fflush(out);
+}
+
 void Connection::fail(std::string_view doing, std::string_view message, StoreFault fault) const {
   throw StoreError(fmt::format("{}: {}: {}", label(), doing, message), 0, fault);
 }
@@ -54,6 +76,7 @@ Transaction::~Transaction() {
 }
 
 std::unique_ptr<Connection> connect(const std::string& location) {
+  check_location(location);
   if (is_server_location(location)) return std::make_unique<pg::Connection>(location);
   auto db = std::make_unique<sqlite::Db>(location, busy_timeout_ms());
   return db;

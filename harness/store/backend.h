@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "harness/store/store.h"
 
@@ -68,6 +70,10 @@ class Statement {
   }
 };
 
+// A value of a row written in bulk (Connection::copy_rows): NULL, an integer,
+// a real (NaN is stored as NULL) or text.
+using Value = std::variant<std::monostate, int64_t, double, std::string_view>;
+
 // One connection to one store.
 class Connection {
  public:
@@ -82,6 +88,17 @@ class Connection {
   // Runs parameterless SQL, possibly several statements (migration scripts);
   // result rows are ignored.
   virtual void exec(std::string_view sql, std::string_view doing) = 0;
+
+  // Writes rows (`values`: row after row, a value per column) into `table`
+  // inside the caller's transaction, the engine's fastest way where it has
+  // one that a multi-row INSERT is slower than (PostgreSQL: one COPY ...
+  // FROM STDIN); false, writing nothing, where it has none (the store then
+  // uses multi-row INSERTs).
+  virtual bool copy_rows(std::string_view table, const std::vector<std::string_view>& columns,
+                         const std::vector<Value>& values, std::string_view doing) {
+    (void)table, (void)columns, (void)values, (void)doing;
+    return false;
+  }
 
   // Settles the connection for writing, once the store was found to be one
   // this code may write (check_schema): SQLite switches the file to WAL.
@@ -130,6 +147,22 @@ class Transaction {
   std::string doing_;
   bool open_ = true;
 };
+
+// A test hook (docs/architecture.md, "Test hooks in the shipped binary"): with
+// $TWINBENCH_TEST_STATEMENT_LOG naming a file, every statement a connection
+// sends to its engine (queries, writes, BEGIN and COMMIT) appends one line to
+// it, "<backend>\t<what it was doing>", so that a test can count what a
+// command reads. Unset: nothing is written and the cost is one branch.
+void log_statement(std::string_view backend, std::string_view doing);
+// Its companion: with $TWINBENCH_TEST_EXPLAIN_LOG naming a file, each query
+// (SELECT or WITH) is explained first — SQLite's EXPLAIN QUERY PLAN,
+// PostgreSQL's EXPLAIN with sequential scans discouraged, so that the plan
+// shows whether an index can serve it even on a small test store — with the
+// values it is run with, and the plan appended to the file after a line
+// "== <backend>\t<what it was doing>", so that a test can check that the
+// queries a command sends use the indexes.
+bool explain_wanted(std::string_view sql);
+void log_plan(std::string_view backend, std::string_view doing, const std::string& plan);
 
 // Opens the store at `location` with the backend its form names
 // (backend.cpp): a postgresql:// URL, else an SQLite file.

@@ -68,8 +68,7 @@ bool write_all(int fd, const char* data, size_t size, off_t offset) {
 
 }  // namespace
 
-std::string folder_for(const std::string& location) {
-  if (!is_server_location(location)) return in_memory(location) ? "" : location + "-causes";
+std::string server_name(const std::string& location) {
   // The server and database, without user or password, as one file name.
   std::string url = pg::redact(location);
   const size_t scheme = url.find("://"), at = url.find('@');
@@ -77,7 +76,12 @@ std::string folder_for(const std::string& location) {
     url.erase(scheme + 3, at - scheme - 2);
   std::string name;
   for (const char c : url) name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
-  return state_dir() + "/causes/" + name.substr(0, 200);
+  return name.substr(0, 200);
+}
+
+std::string folder_for(const std::string& location) {
+  if (!is_server_location(location)) return in_memory(location) ? "" : location + "-causes";
+  return state_dir() + "/causes/" + server_name(location);
 }
 
 std::string path_of(const std::string& folder, const std::string& run_id) {

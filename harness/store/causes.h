@@ -28,6 +28,10 @@ constexpr size_t kReservedBytes = 4096;
 // without a file (":memory:").
 std::string folder_for(const std::string& location);
 
+// A server store's location as one file name: its server and database, without
+// user or password.
+std::string server_name(const std::string& location);
+
 // The cause file of `run_id` in `folder`; "" when either cannot name a file.
 std::string path_of(const std::string& folder, const std::string& run_id);
 

@@ -11,10 +11,16 @@
 
 namespace twinbench::store {
 
+namespace backend {
+class Connection;
+}
+
 struct Migration {
   int version;                   // the schema version the script produces
   std::string_view description;  // one line, also stored in schema_version
   std::string_view sql;          // one or more statements, run in one transaction
+  // What SQL cannot do, run after the script in its transaction (nullptr: nothing).
+  void (*after)(backend::Connection& db) = nullptr;
 };
 
 struct Dialect {

@@ -4,6 +4,7 @@
 #include "harness/store/export.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -164,14 +165,21 @@ void end_line(std::string& line, std::string& out) {
 // The given runs in the chosen format (export_runs and export_run).
 std::string export_list(const Store& store, const std::vector<RunRecord>& runs, ExportFormat format,
                         bool with_steps) {
+  // Metrics and steps read a batch of runs per statement, not a statement per run.
+  std::vector<std::string> ids;
+  for (const RunRecord& run : runs) ids.push_back(run.run_id);
+  auto by_run = store.metrics_of(ids);
   std::vector<MetricMap> metrics;
   metrics.reserve(runs.size());
   std::set<std::string> names;
   for (const RunRecord& run : runs) {
-    metrics.push_back(store.metrics(run.run_id));
+    metrics.push_back(std::move(by_run[run.run_id]));
     for (const auto& metric : metrics.back()) names.insert(metric.first);
   }
   const auto metric_cols = metric_columns(names);
+  std::map<std::string, std::vector<StepRecord>> steps_by_run;
+  if (with_steps || format == ExportFormat::kJsonl) steps_by_run = store.steps_of(ids);
+  const auto steps_of = [&](const RunRecord& run) -> const std::vector<StepRecord>& { return steps_by_run[run.run_id]; };
 
   if (format == ExportFormat::kJsonl) {
     std::string out;
@@ -179,7 +187,7 @@ std::string export_list(const Store& store, const std::vector<RunRecord>& runs, 
       Json line = Json::object();
       line["twinbench_run"] = run_object(runs[i], metrics[i], metric_cols, /*nest_json=*/true);
       out += line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-      for (const StepRecord& s : store.steps(runs[i].run_id)) out += step_object(s).dump() + "\n";
+      for (const StepRecord& s : steps_of(runs[i])) out += step_object(s).dump() + "\n";
     }
     return out;
   }
@@ -190,7 +198,7 @@ std::string export_list(const Store& store, const std::vector<RunRecord>& runs, 
       Json j = run_object(runs[i], metrics[i], metric_cols, /*nest_json=*/true);
       if (with_steps) {
         Json steps = Json::array();
-        for (const StepRecord& s : store.steps(runs[i].run_id)) steps.push_back(step_object(s));
+        for (const StepRecord& s : steps_of(runs[i])) steps.push_back(step_object(s));
         j["steps"] = std::move(steps);
       }
       list.push_back(std::move(j));
@@ -218,7 +226,7 @@ std::string export_list(const Store& store, const std::vector<RunRecord>& runs, 
       end_line(line, out);
       continue;
     }
-    for (const StepRecord& s : store.steps(runs[i].run_id)) {
+    for (const StepRecord& s : steps_of(runs[i])) {
       line = prefix;
       append_fields(line, step_object(s));
       end_line(line, out);

@@ -1,7 +1,7 @@
 // The lease keeper (see lease.h).
 #include "harness/store/lease.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -14,19 +14,36 @@
 
 namespace twinbench::store {
 
-double lease_seconds() {
-  const char* env = std::getenv("TWINBENCH_LEASE_S");
-  if (!env || !*env) return 60;
+namespace {
+
+// A positive number of seconds from $`name`, else `fallback`.
+double seconds_from_env(const char* name, double fallback) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return fallback;
   char* end = nullptr;
   const double value = std::strtod(env, &end);
   if (*end != '\0' || !std::isfinite(value) || value <= 0 || value > 86400)
-    throw std::invalid_argument(
-        fmt::format("TWINBENCH_LEASE_S={}: expected a number of seconds in (0, 86400]", env));
+    throw std::invalid_argument(fmt::format("{}={}: expected a number of seconds in (0, 86400]", name, env));
   return value;
 }
 
-LeaseKeeper::LeaseKeeper(std::string location, double lease_s)
-    : location_(std::move(location)), lease_s_(lease_s), thread_([this] { loop(); }) {}
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+double lease_seconds() { return seconds_from_env("TWINBENCH_LEASE_S", 60); }
+
+double probe_seconds() { return seconds_from_env("TWINBENCH_PROBE_S", 2); }
+
+LeaseKeeper::LeaseKeeper(std::string location, double lease_s, std::function<void(const std::string&)> notice)
+    : location_(std::move(location)),
+      lease_s_(lease_s),
+      probe_s_(std::min(probe_seconds(), lease_s / 4)),
+      notice_(std::move(notice)),
+      thread_([this] { loop(); }) {}
 
 LeaseKeeper::~LeaseKeeper() {
   {
@@ -39,6 +56,9 @@ LeaseKeeper::~LeaseKeeper() {
 
 void LeaseKeeper::hold(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Holding nothing, the keeper stopped probing: what it last saw of the
+  // server is stale. The new run's own first write finds out.
+  if (runs_.empty()) online_ = true;
   runs_.insert(run_id);
 }
 
@@ -47,12 +67,31 @@ void LeaseKeeper::release(const std::string& run_id) {
   runs_.erase(run_id);
 }
 
+std::chrono::milliseconds LeaseKeeper::offline_for() const {
+  if (online_) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(steady_ms() - lost_at_ms_);
+}
+
+void LeaseKeeper::set_online(bool online) {
+  if (online == online_) return;
+  if (!online) lost_at_ms_ = steady_ms();
+  const double away = (steady_ms() - lost_at_ms_) / 1000.0;
+  online_ = online;
+  if (!notice_) return;
+  if (online)
+    notice_(fmt::format("the store's server is back after {:.1f} s", away));
+  else
+    notice_("lost the store's server (it did not answer the lease keeper's probe); connecting again with backoff");
+}
+
 void LeaseKeeper::renew(backend::Connection& db) {
   std::vector<std::string> runs;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     runs.assign(runs_.begin(), runs_.end());
   }
+  // A run no longer running (finished, or recovered while its writer's server
+  // was away) changes nothing; its Store releases it when it ends.
   const std::string sql = fmt::format(
       "UPDATE runs SET lease_expires_at = {} WHERE run_id = ?1 AND status = 'running'", db.dialect().lease_until_sql(2));
   auto renew = db.prepare(sql, "renew lease");
@@ -61,24 +100,40 @@ void LeaseKeeper::renew(backend::Connection& db) {
     renew->bind(1, run_id);
     renew->bind(2, lease_s_);
     renew->run();
-    if (renew->changes() == 0) release(run_id);  // finished (or recovered): nothing to keep alive
   }
 }
 
 void LeaseKeeper::loop() {
-  const auto period = std::chrono::duration<double>(lease_s_ / 4);
+  using Clock = std::chrono::steady_clock;
+  const auto renewal = std::chrono::duration<double>(lease_s_ / 4);
+  const auto probe = std::chrono::duration<double>(probe_s_);
   std::unique_ptr<backend::Connection> db;
+  auto next_renewal = Clock::now();
+  auto backoff = std::chrono::duration<double>(0.5);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait_for(lock, period, [this] { return stop_; });
+    // Probing every few seconds while the server answers; while it does not,
+    // connecting again after 0.5, 1, 2, 4 and then every 8 s.
+    wake_.wait_for(lock, online_ ? probe : backoff, [this] { return stop_; });
     if (stop_) return;
     if (runs_.empty()) continue;
     lock.unlock();
     try {
       if (!db) db = backend::connect(location_);
-      renew(*db);
+      if (Clock::now() >= next_renewal) {
+        renew(*db);
+        next_renewal = Clock::now() + std::chrono::duration_cast<Clock::duration>(renewal);
+      } else {
+        auto ping = db->prepare("SELECT 1", "probe the server");
+        ping->step();
+      }
+      if (!online_) next_renewal = Clock::now();  // back: renew at once (a lease may be near its end)
+      set_online(true);
+      backoff = std::chrono::duration<double>(0.5);
     } catch (const std::exception&) {
-      db.reset();  // the server is away: connect again next time; the run's own writes report it
+      db.reset();  // connect again next time; the Store spills meanwhile
+      if (!online_) backoff = std::min(backoff * 2, std::chrono::duration<double>(8));
+      set_online(false);
     }
     lock.lock();
   }

@@ -34,14 +34,14 @@ namespace fs = std::filesystem;
 constexpr std::string_view kSelectSourceRuns =
     "SELECT run_id, group_id, case_name, variant, repeat_index, status, reason,"
     " started_at, finished_at, host, pid, config_json, provenance_json,"
-    " git_commit, git_branch, device_name, world_size, hardware_fingerprint FROM runs"
+    " git_commit, git_branch, device_name, world_size, hardware_fingerprint, source FROM runs"
     " ORDER BY started_at, rowid";
-constexpr int kRunColumnCount = 18;
+constexpr int kRunColumnCount = 19;
 constexpr std::string_view kCopyRun =
     "INSERT INTO runs (run_id, group_id, case_name, variant, repeat_index, status,"
     " reason, started_at, finished_at, host, pid, config_json, provenance_json,"
-    " git_commit, git_branch, device_name, world_size, hardware_fingerprint)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+    " git_commit, git_branch, device_name, world_size, hardware_fingerprint, source)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
     " ON CONFLICT (run_id) DO NOTHING";
 
 constexpr std::string_view kSelectSourceSteps =

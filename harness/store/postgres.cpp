@@ -7,7 +7,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -177,27 +179,7 @@ class Statement : public backend::Statement {
 
 }  // namespace
 
-std::string redact(const std::string& url) {
-  std::string out = url;
-  // scheme://user:password@host...
-  const size_t scheme = out.find("://");
-  if (scheme != std::string::npos) {
-    const size_t start = scheme + 3;
-    const size_t end = out.find_first_of("/?", start);
-    const size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
-    if (at != std::string::npos && at >= start) {
-      const size_t colon = out.find(':', start);
-      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
-  // ...?password=secret&...
-  for (size_t p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
-    if (p > 0 && out[p - 1] != '?' && out[p - 1] != '&') continue;
-    const size_t value = p + 9, end = out.find('&', value);
-    out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
-  }
-  return out;
-}
+std::string redact(const std::string& url) { return redact_location(url); }
 
 Connection::Connection(std::string url) : url_(std::move(url)), label_(redact(url_)) { open(); }
 
@@ -251,8 +233,21 @@ void Connection::fail_result(std::string_view doing, const pg_result* result) co
 
 Result Connection::execute(const std::string& sql, const std::vector<std::optional<std::string>>& values,
                            const std::vector<unsigned>& types, std::string_view doing) {
+  backend::log_statement("postgresql", doing);
   std::vector<const char*> pointers(values.size());
   for (size_t i = 0; i < values.size(); ++i) pointers[i] = values[i] ? values[i]->c_str() : nullptr;
+  if (backend::explain_wanted(sql)) {
+    // The test hook of backend::log_plan: the plan for these values, sequential scans discouraged.
+    PQclear(PQexec(conn_, "SET enable_seqscan = off"));
+    Result plan(PQexecParams(conn_, ("EXPLAIN " + sql).c_str(), static_cast<int>(values.size()), types.data(),
+                             pointers.data(), nullptr, nullptr, 0),
+                clear_result);
+    PQclear(PQexec(conn_, "RESET enable_seqscan"));
+    std::string text;
+    for (int row = 0; PQresultStatus(plan.get()) == PGRES_TUPLES_OK && row < PQntuples(plan.get()); ++row)
+      text += std::string(PQgetvalue(plan.get(), row, 0)) + "\n";
+    backend::log_plan("postgresql", doing, text);
+  }
   Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.data(), pointers.data(), nullptr,
                         nullptr, /*text results*/ 0),
            clear_result);
@@ -261,8 +256,68 @@ Result Connection::execute(const std::string& sql, const std::vector<std::option
   return r;
 }
 
+namespace {
+
+// `text` as a field of COPY's text format: backslash, tab, newline and carriage
+// return escaped; made storable first (valid UTF-8, no NUL byte).
+void append_copy_text(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+}
+
+}  // namespace
+
+bool Connection::copy_rows(std::string_view table, const std::vector<std::string_view>& columns,
+                           const std::vector<backend::Value>& values, std::string_view doing) {
+  if (values.empty()) return true;
+  std::string data;
+  data.reserve(values.size() * 12);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const backend::Value& v = values[i];
+    if (const auto* n = std::get_if<int64_t>(&v)) {
+      data += std::to_string(*n);
+    } else if (const auto* x = std::get_if<double>(&v)) {
+      if (std::isnan(*x)) data += "\\N";  // SQLite's rule, kept
+      else if (std::isinf(*x)) data += *x > 0 ? "Infinity" : "-Infinity";
+      else data += fmt::format("{}", *x);  // shortest form that reads back exactly
+    } else if (const auto* t = std::get_if<std::string_view>(&v)) {
+      const auto text = storable(*t);
+      if (!text) fail(doing, fmt::format("a value for {} holds a NUL byte, which PostgreSQL cannot store", table));
+      append_copy_text(data, *text);
+    } else {
+      data += "\\N";
+    }
+    data += (i + 1) % columns.size() == 0 ? '\n' : '\t';
+  }
+  std::string sql = fmt::format("COPY {} (", table);
+  for (size_t c = 0; c < columns.size(); ++c) sql += fmt::format("{}{}", c ? ", " : "", columns[c]);
+  sql += ") FROM STDIN";
+  const std::string what = fmt::format("{} (copy into {})", doing, table);
+  backend::log_statement("postgresql", what);
+  Result start(PQexec(conn_, sql.c_str()), clear_result);
+  if (PQresultStatus(start.get()) != PGRES_COPY_IN) fail_result(what, start.get());
+  if (PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1 || PQputCopyEnd(conn_, nullptr) != 1)
+    fail_result(what, nullptr);
+  // The COPY's own result, then the end of results.
+  std::optional<Result> failed;
+  while (pg_result* r = PQgetResult(conn_)) {
+    Result result(r, clear_result);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && !failed) failed.emplace(std::move(result));
+  }
+  if (failed) fail_result(what, failed->get());
+  return true;
+}
+
 void Connection::exec(std::string_view sql, std::string_view doing) {
   const std::string text(sql);
+  backend::log_statement("postgresql", doing);
   Result r(PQexec(conn_, text.c_str()), clear_result);
   const auto status = PQresultStatus(r.get());
   if (!r || (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)) fail_result(doing, r.get());
@@ -272,6 +327,7 @@ void Connection::begin(std::string_view doing) { exec("BEGIN", fmt::format("{} (
 
 void Connection::commit(std::string_view doing) {
   const std::string what = fmt::format("{} (commit)", doing);
+  backend::log_statement("postgresql", what);
   Result r(PQexec(conn_, "COMMIT"), clear_result);
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail_result(what, r.get());
   // COMMIT of a transaction that failed earlier answers ROLLBACK, not an error.

@@ -21,7 +21,7 @@ struct pg_result;
 
 namespace twinbench::store::pg {
 
-// The URL as messages show it: any password replaced by "***".
+// The location as messages show it: any password replaced by "***" (redact_location).
 std::string redact(const std::string& url);
 
 class Connection : public backend::Connection {
@@ -41,6 +41,9 @@ class Connection : public backend::Connection {
   void commit(std::string_view doing) override;
   void rollback() noexcept override;
   bool reconnect(std::chrono::milliseconds patience) override;
+  // One COPY ... FROM STDIN in text format: a round trip per table, not per rows.
+  bool copy_rows(std::string_view table, const std::vector<std::string_view>& columns,
+                 const std::vector<backend::Value>& values, std::string_view doing) override;
 
   // Runs `sql` (in PostgreSQL's form, $N parameters) with text parameter
   // values (nullopt: NULL) of the given type OIDs (0: the server infers it);

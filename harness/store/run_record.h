@@ -38,6 +38,10 @@ struct RunRecord {
   // The hardware fingerprint (base/hardware.h); empty: computed from
   // provenance_json when the run is stored.
   std::string hardware_fingerprint;
+  // Where the store put it among its runs (SQLite's rowid, PostgreSQL's seq),
+  // set when read: the order of runs that started at the same time. Ignored
+  // when a run is written.
+  int64_t stored_order = 0;
 };
 
 // A metric value; nullopt (NULL) means "not available", e.g. MFU without a
@@ -46,7 +50,8 @@ using MetricValue = std::optional<double>;
 using MetricList = std::vector<std::pair<std::string, MetricValue>>;
 using MetricMap = std::map<std::string, MetricValue>;
 
-// Which runs to list; an unset field matches everything.
+// Which runs to list; an unset field matches everything. Every condition is
+// asked of the store in SQL (store.h: Store::runs).
 struct RunFilter {
   std::optional<std::string> group_id;
   std::optional<std::string> case_name;
@@ -54,6 +59,30 @@ struct RunFilter {
   std::optional<RunStatus> status;
   std::optional<int64_t> limit;
   std::optional<std::string> started_since;  // ISO-8601 UTC: runs started at or after it
+  // With case_name and variant: one series (what the index and the nightly
+  // trends keep apart).
+  std::optional<std::string> hardware_fingerprint;
+  std::optional<std::string> git_branch;     // the branch label equals it
+  std::optional<std::string> commit_prefix;  // git_commit starts with it
+  std::vector<std::string> commits;          // git_commit is one of these (empty: any)
+  std::optional<std::string> group_prefix;  // group_id starts with it
+  std::optional<bool> imported;             // imported from another tool's log (runs.source), or not
+  int64_t offset = 0;                       // skip the newest `offset` runs that match (paging)
+};
+
+// One series: the runs of one case and implementation on one kind of hardware.
+struct Series {
+  std::string case_name, variant, hardware_fingerprint;
+  bool operator==(const Series& o) const {
+    return case_name == o.case_name && variant == o.variant && hardware_fingerprint == o.hardware_fingerprint;
+  }
+};
+
+// A run group as an error message lists it.
+struct GroupSummary {
+  std::string group_id;
+  std::string first_started_at;
+  int64_t runs = 0;  // of the variant asked about
 };
 
 // One finished run with everything stored about it (Store::import_runs).

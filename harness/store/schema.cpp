@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+#include <vector>
+
+#include "harness/base/hardware.h"
 #include "harness/store/backend.h"
 #include "harness/store/store.h"
 
@@ -130,6 +134,48 @@ CREATE INDEX runs_by_hardware ON runs (hardware_fingerprint);
 CREATE INDEX runs_by_start ON runs (started_at);
 )sql";
 
+// Version 5: what a command that reads one series, one branch or one window
+// needs to find its runs without reading the store (docs/fleet.md, "Scale"):
+// runs_by_series, runs_by_branch (the same within a branch label), and
+// runs.source (the provenance's "source", 'import' for runs imported from
+// another tool's log) with runs_by_source, so that a branch comparison counts
+// a ref's imported runs without reading the ref's other runs. runs_by_hardware
+// goes: runs_by_series serves every query by hardware, and each index is one
+// more write per stored run. The hardware
+// fingerprints of runs stored before version 4 are computed and stored
+// (backfill_hardware), so that their series are the index's.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+UPDATE runs SET source = json_extract(provenance_json, '$.source')
+  WHERE json_valid(provenance_json) AND json_type(provenance_json, '$.source') = 'text';
+CREATE INDEX runs_by_series ON runs (case_name, variant, hardware_fingerprint, started_at);
+CREATE INDEX runs_by_branch ON runs (git_branch, case_name, variant, hardware_fingerprint, started_at);
+CREATE INDEX runs_by_source ON runs (source, git_branch);
+DROP INDEX runs_by_hardware;
+)sql";
+
+// The fingerprint of every run whose column is still '' (stored before
+// version 4), from its provenance as base/hardware.h computes it.
+void backfill_hardware(backend::Connection& db) {
+  std::vector<std::pair<std::string, std::string>> found;
+  {
+    auto q = db.prepare("SELECT run_id, provenance_json FROM runs WHERE hardware_fingerprint = ''",
+                        "migrate schema to version 5 (read provenance)");
+    while (q->step()) {
+      const std::string id = hardware_fingerprint(q->text(1)).id;
+      if (!id.empty()) found.emplace_back(q->text(0), id);
+    }
+  }
+  auto update = db.prepare("UPDATE runs SET hardware_fingerprint = ?2 WHERE run_id = ?1",
+                           "migrate schema to version 5 (store hardware fingerprints)");
+  for (const auto& [run_id, id] : found) {
+    update->reset();
+    update->bind(1, run_id);
+    update->bind(2, id);
+    update->run();
+  }
+}
+
 // ---- PostgreSQL ----------------------------------------------------------------
 // The same tables and columns as SQLite's at every version, in PostgreSQL's
 // types: BIGINT for SQLite's 64-bit INTEGER, DOUBLE PRECISION for its 8-byte
@@ -224,11 +270,24 @@ CREATE INDEX runs_by_hardware ON runs (hardware_fingerprint);
 CREATE INDEX runs_by_start ON runs (started_at, seq);
 )sql";
 
+// The indexes carry seq, SQLite's implicit rowid: ties in started_at are
+// ordered by it, from the index too.
+constexpr std::string_view kPgV5 = R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT COLLATE "C" NOT NULL DEFAULT '';
+UPDATE runs SET source = provenance_json::jsonb ->> 'source'
+  WHERE jsonb_typeof(provenance_json::jsonb -> 'source') = 'string';
+CREATE INDEX runs_by_series ON runs (case_name, variant, hardware_fingerprint, started_at, seq);
+CREATE INDEX runs_by_branch ON runs (git_branch, case_name, variant, hardware_fingerprint, started_at, seq);
+CREATE INDEX runs_by_source ON runs (source, git_branch);
+DROP INDEX runs_by_hardware;
+)sql";
+
 constexpr std::string_view kDescriptions[] = {
     "initial schema: runs, steps, run_metrics",
     "promoted provenance columns, steps.eval_loss, calibrations",
     "steps.is_stall, nullable steps.step_time_s",
     "runs.hardware_fingerprint, runs.lease_expires_at",
+    "runs.source; indexes runs_by_series, runs_by_branch, runs_by_source (runs_by_hardware dropped)",
 };
 
 [[noreturn]] void refuse_newer(const backend::Connection& db, int version) {
@@ -242,7 +301,8 @@ constexpr std::string_view kDescriptions[] = {
 
 const std::vector<Migration>& sqlite_migrations() {
   static const std::vector<Migration> list = {
-      {1, kDescriptions[0], kV1}, {2, kDescriptions[1], kV2}, {3, kDescriptions[2], kV3}, {4, kDescriptions[3], kV4}};
+      {1, kDescriptions[0], kV1}, {2, kDescriptions[1], kV2}, {3, kDescriptions[2], kV3}, {4, kDescriptions[3], kV4},
+      {5, kDescriptions[4], kV5, backfill_hardware}};
   return list;
 }
 
@@ -250,7 +310,8 @@ const std::vector<Migration>& postgresql_migrations() {
   static const std::vector<Migration> list = {{1, kDescriptions[0], kPgV1},
                                               {2, kDescriptions[1], kPgV2},
                                               {3, kDescriptions[2], kPgV3},
-                                              {4, kDescriptions[3], kPgV4}};
+                                              {4, kDescriptions[3], kPgV4},
+                                              {5, kDescriptions[4], kPgV5, backfill_hardware}};
   return list;
 }
 
@@ -299,6 +360,7 @@ void migrate_schema(backend::Connection& db, int version) {
     if (version > latest_schema_version()) refuse_newer(db, version);
     if (version >= migration.version) continue;  // rolls back an empty transaction
     db.exec(migration.sql, doing);
+    if (migration.after) migration.after(db);
     auto record = db.prepare("INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
                              doing);
     record->bind(1, migration.version);

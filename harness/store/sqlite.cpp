@@ -42,6 +42,7 @@ std::unique_ptr<backend::Statement> Db::prepare(std::string_view sql, std::strin
 
 void Db::exec(std::string_view sql_text, std::string_view doing) {
   const std::string sql(sql_text);
+  backend::log_statement("sqlite", doing);
   char* message = nullptr;
   int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return;
@@ -127,8 +128,14 @@ void Statement::bind_null(int index) {
 }
 
 bool Statement::step() {
+  if (!executing_) {
+    backend::log_statement("sqlite", doing_);
+    if (backend::explain_wanted(sqlite3_sql(stmt_.get()))) explain();
+  }
+  executing_ = true;
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
+  executing_ = false;
   if (rc == SQLITE_DONE) return false;
   db_->fail(doing_, rc);
 }
@@ -138,7 +145,24 @@ void Statement::run() {
   changes_ = sqlite3_changes(sqlite3_db_handle(stmt_.get()));
 }
 
+void Statement::explain() const {
+  char* expanded = sqlite3_expanded_sql(stmt_.get());  // with the bound values
+  if (!expanded) return;
+  const std::string sql = std::string("EXPLAIN QUERY PLAN ") + expanded;
+  sqlite3_free(expanded);
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_->handle(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) return;
+  std::string plan;
+  while (sqlite3_step(raw) == SQLITE_ROW) {
+    const auto* detail = sqlite3_column_text(raw, 3);
+    plan += std::string(detail ? reinterpret_cast<const char*>(detail) : "") + "\n";
+  }
+  sqlite3_finalize(raw);
+  backend::log_plan("sqlite", doing_, plan);
+}
+
 void Statement::reset() noexcept {
+  executing_ = false;
   sqlite3_reset(stmt_.get());
   sqlite3_clear_bindings(stmt_.get());
 }

@@ -84,6 +84,7 @@ class Statement : public backend::Statement {
 
  private:
   void check_bind(int rc, int index) const;
+  void explain() const;  // the test hook of backend::log_plan
   struct Finalize {
     void operator()(sqlite3_stmt* stmt) const noexcept;
   };
@@ -91,6 +92,7 @@ class Statement : public backend::Statement {
   std::string doing_;
   std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
   int64_t changes_ = 0;
+  bool executing_ = false;  // stepped since the last reset: its rows are being read
 };
 
 }  // namespace twinbench::store::sqlite

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,17 +49,34 @@ class StoreError : public std::runtime_error {
   StoreFault fault_;
 };
 
-// Where a store is: a `postgresql://` or `postgres://` URL names a server
-// store; anything else is an SQLite file path.
+// Where a store is (location.cpp): a PostgreSQL server in either of libpq's
+// forms — a URI (`postgresql://` or `postgres://`) or a keyword/value string
+// (`host=db dbname=tb ...`, a keyword and '=' first) — else an SQLite file path.
 bool is_server_location(const std::string& location);
 // The store named by --db when none is given: $TWINBENCH_DB, else "twinbench.db".
 std::string default_location();
+// The location as every message shows it: a password (in a URI's user info,
+// its `password=` parameter or a keyword/value `password`) as "***".
+std::string redact_location(const std::string& location);
+// Throws std::invalid_argument (the location masked) for a value that is
+// neither a connection string libpq accepts nor a plausible file path: empty,
+// a control character, a URL of another scheme, a directory.
+void check_location(const std::string& location);
+
+// How a Store opens its location.
+enum class Open {
+  kCreate,    // an SQLite file is created when missing, an empty database gets the schema
+  kExisting,  // only a store that exists: std::invalid_argument otherwise, nothing created
+};
 
 // What Store::import_run() did with a run.
 enum class ImportOutcome {
   kAdded,     // stored
   kPresent,   // a run with that run_id was already stored: nothing written
   kReplaced,  // the stored run of that run_id (steps, metrics) was replaced
+  // The store held that run unfinished by a writer that lost its server (its
+  // spill, pushed): the steps it lacked, the metrics and the end were added.
+  kCompleted,
 };
 
 // A measured dense-matmul peak of one device for one dtype (`twinbench calibrate`).
@@ -72,6 +90,8 @@ struct Calibration {
   std::string details_json = "{}";  // matrix sizes, repeats, ..., a JSON object
 };
 
+class Spill;
+
 class Store {
  public:
   // Opens the store at `location` (is_server_location): an SQLite file
@@ -80,8 +100,10 @@ class Store {
   // migrates an older schema forward. Throws StoreError, changing nothing,
   // when the store's schema is newer than this code knows, when it holds
   // tables but is not a twinbench store, or (fault kUnreachable) when the
-  // server cannot be reached or refuses the login.
-  explicit Store(std::string location);
+  // server cannot be reached or refuses the login; std::invalid_argument for
+  // a location that is not one (check_location) and, with Open::kExisting, a
+  // store that does not exist (no file, or a database without its schema).
+  explicit Store(std::string location, Open open = Open::kCreate);
   ~Store();
   Store(Store&&) noexcept;             // a moved-from Store may only be
   Store& operator=(Store&&) noexcept;  // destroyed or assigned to
@@ -127,8 +149,14 @@ class Store {
   ImportOutcome import_run(const RunRecord& run, const std::vector<StepRecord>& steps,
                            const MetricList& metrics, bool replace = false);
   // import_run for many runs in one transaction (`db push`): all are stored
-  // or none; one outcome per run, in order.
+  // or none; one outcome per run, in order. Rows are written in bulk (COPY on
+  // PostgreSQL).
   std::vector<ImportOutcome> import_runs(const std::vector<RunBundle>& runs, bool replace = false);
+  // Which of `runs` (finished copies, e.g. from a spill) the store holds
+  // unfinished by the same writer (host and pid): still running, or
+  // interrupted because its lease lapsed while the writer's server was away.
+  // import_runs completes those (kCompleted).
+  std::set<std::string> unfinished_runs(const std::vector<RunRecord>& runs) const;
   // Finishes the runs whose writer is gone, with the status and reason the
   // writer left in the run's cause file where this host has one (a store
   // error it could not store, causes.h), else as `interrupted`; returns how
@@ -139,13 +167,36 @@ class Store {
   // finishing (last stored step S)").
   int recover_stale_runs();
 
-  // Newest first (by started_at).
+  // Reading (reads.cpp). Every selection is one SQL statement served by an
+  // index (schema v5), and metrics and steps are read in batches of runs: a
+  // command reads what it shows, whatever the store holds (docs/fleet.md).
+
+  // The runs `filter` selects, newest first (by started_at, then the order
+  // they were stored in).
   std::vector<RunRecord> runs(const RunFilter& filter = {}) const;
+  // Whether `filter` selects any run (limit and offset ignored).
+  bool has_runs(const RunFilter& filter) const;
+  // Up to `limit` runs stored after the one of stored_order `after` (0: from
+  // the first), in the order they were stored: a whole store read in pages.
+  std::vector<RunRecord> runs_stored_after(int64_t after, size_t limit) const;
   std::optional<RunRecord> run(const std::string& run_id) const;
-  // Which of `run_ids` are stored (one query per call).
+  // Every series (case, variant, hardware) that has runs — on `branch` only,
+  // if given — in byte order; one statement that probes the series index a
+  // few times per series, whatever the number of runs.
+  std::vector<Series> series(const std::optional<std::string>& branch = std::nullopt) const;
+  // The groups that hold runs of `variant`, newest first (an error message's
+  // list; reads the variant's runs, so only for errors).
+  std::vector<GroupSummary> groups_with_variant(const std::string& variant) const;
+  int64_t count_runs() const;
+  // Which of `run_ids` are stored.
   std::set<std::string> present_runs(const std::vector<std::string>& run_ids) const;
   std::vector<StepRecord> steps(const std::string& run_id) const;  // by step
   MetricMap metrics(const std::string& run_id) const;
+  // The steps, metrics or step counts of many runs, a statement per batch of
+  // runs; runs without any are absent from the map.
+  std::map<std::string, std::vector<StepRecord>> steps_of(const std::vector<std::string>& run_ids) const;
+  std::map<std::string, MetricMap> metrics_of(const std::vector<std::string>& run_ids) const;
+  std::map<std::string, int64_t> step_counts(const std::vector<std::string>& run_ids) const;
 
   // Returns the new calibration's id.
   int64_t save_calibration(const Calibration& calibration);
@@ -159,12 +210,23 @@ class Store {
   // measured_at is stored (then nothing is written); true when it was added.
   bool import_calibration(const Calibration& calibration);
 
+  // What the store says while it works, for its user: on a server store, the
+  // server lost under a running run and back, and what the local spill keeps
+  // (docs/fleet.md, "A lost server"). Called on the writing thread or the
+  // lease keeper's; unset, nothing is said.
+  void set_notice_handler(std::function<void(const std::string&)> handler);
+  // The local spill file when this Store opened one (a server went away under
+  // one of its runs), else nullopt.
+  std::optional<std::string> spill_path() const;
+
   // SQLite: the text of PRAGMA integrity_check, "ok" when the file is sound.
   // PostgreSQL: "ok" when every step and metric belongs to a stored run.
   std::string integrity_check() const;
 
+  struct Impl;  // store_impl.h, private to harness/store/
+
  private:
-  struct Impl;
+  friend class Spill;  // a server store's local spill is an SQLite Store it edits
   std::unique_ptr<Impl> impl_;
 };
 

@@ -55,21 +55,52 @@ torch::Tensor mlp_block(const LayerParams& p, const torch::Tensor& x, int64_t la
   return x + ops::dropout(y, rate, a.dropout_key, 2 * layer + 1);
 }
 
+// One decoder layer's parameters as the list a unit body receives, and back.
+std::vector<torch::Tensor> layer_list(const LayerParams& p) {
+  return {p.attn_norm, p.query, p.key, p.value, p.out, p.mlp_norm, p.wi_0, p.wi_1, p.wo};
+}
+LayerParams layer_params(const std::vector<torch::Tensor>& t) {
+  return {t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]};
+}
+
+// The chain of units: embedding, layers, head. The head ends in the loss when
+// `targets` is defined (so that a recomputed head never keeps the logits), else
+// in the logits. The bodies take `args` by value: its references are to the
+// caller's constants, which outlive the backward.
+torch::Tensor run_units(const Params& params, const torch::Tensor& tokens, const torch::Tensor& targets,
+                        const ForwardArgs& args) {
+  const units::Runner* runner = args.units;
+  auto x = units::run_unit(runner, 0, tokens, {params.embedding},
+                           [](const torch::Tensor& t, const std::vector<torch::Tensor>& p) {
+                             return torch::embedding(p[0], t);  // [B, S, d]
+                           });
+  for (size_t l = 0; l < params.layers.size(); ++l) {
+    const auto layer = static_cast<int64_t>(l);
+    x = units::run_unit(runner, layer + 1, x, layer_list(params.layers[l]),
+                        [args, layer](const torch::Tensor& in, const std::vector<torch::Tensor>& p) {
+                          const LayerParams lp = layer_params(p);
+                          return mlp_block(lp, attention_block(lp, in, layer, args), layer, args);
+                        });
+  }
+  const auto head = static_cast<int64_t>(params.layers.size()) + 1;
+  return units::run_unit(runner, head, x, {params.final_norm, params.logits},
+                         [args, targets](const torch::Tensor& in, const std::vector<torch::Tensor>& p) {
+                           const auto h = ops::rms_norm(in, p[0], args.config.eps);
+                           const auto logits =
+                               ops::dense(h, p[1], 1, args.quant, ops::site_name(args.quant, -1, "logits"));
+                           return targets.defined() ? ops::cross_entropy(logits, targets) : logits;  // [B, S, V]
+                         });
+}
+
 }  // namespace
 
 torch::Tensor forward(const Params& params, const torch::Tensor& tokens, const ForwardArgs& args) {
-  auto x = torch::embedding(params.embedding, tokens);  // [B, S, d]
-  for (size_t l = 0; l < params.layers.size(); ++l) {
-    x = attention_block(params.layers[l], x, static_cast<int64_t>(l), args);
-    x = mlp_block(params.layers[l], x, static_cast<int64_t>(l), args);
-  }
-  x = ops::rms_norm(x, params.final_norm, args.config.eps);
-  return ops::dense(x, params.logits, 1, args.quant, ops::site_name(args.quant, -1, "logits"));  // [B, S, V]
+  return run_units(params, tokens, torch::Tensor(), args);
 }
 
 torch::Tensor loss(const Params& params, const torch::Tensor& tokens, const torch::Tensor& targets,
                    const ForwardArgs& args) {
-  return ops::cross_entropy(forward(params, tokens, args), targets);
+  return run_units(params, tokens, targets, args);
 }
 
 }  // namespace twinbench::functional

@@ -12,6 +12,7 @@
 
 #include "models/config.h"
 #include "models/ops.h"
+#include "models/units.h"
 
 namespace twinbench::functional {
 
@@ -46,9 +47,14 @@ struct ForwardArgs {
   bool training = false;
   ops::DropoutKey dropout_key{};  // used only when training with dropout > 0
   quant::QuantContext quant{};    // int8/fp8 projections; fp8 scaling state passed in, not owned
+  // How each shard unit runs (models/units.h): null = on `params` as they are;
+  // else its parameters come from the runner's source (recomputed, or gathered
+  // from shards) and `params` may hold none.
+  const units::Runner* units = nullptr;
 };
 
-// tokens [B, S] int64 -> logits [B, S, V].
+// tokens [B, S] int64 -> logits [B, S, V]. Each unit (embedding, layer, head) is
+// one pure function of its input and its parameters, handed to run_unit().
 torch::Tensor forward(const Params& params, const torch::Tensor& tokens, const ForwardArgs& args);
 // Mean next-token cross-entropy of forward(tokens) against targets [B, S].
 torch::Tensor loss(const Params& params, const torch::Tensor& tokens, const torch::Tensor& targets,

@@ -7,6 +7,35 @@ namespace nn = torch::nn;
 
 namespace {
 nn::Linear linear(int64_t in, int64_t out) { return nn::Linear(nn::LinearOptions(in, out).bias(false)); }
+
+// For the lifetime of one unit body: the module's parameter members hold the
+// given tensors (gathered from shards, or the members' own), then their own
+// again. An object that owns its parameters runs on other copies this way —
+// torch.func.functional_call's swap, done on the members the forward reads.
+class Rebound {
+ public:
+  Rebound(std::vector<torch::Tensor*> slots, const std::vector<torch::Tensor>& tensors) : slots_(std::move(slots)) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      own_.push_back(*slots_[i]);
+      *slots_[i] = tensors.at(i);
+    }
+  }
+  ~Rebound() {
+    for (size_t i = 0; i < slots_.size(); ++i) *slots_[i] = own_[i];
+  }
+  Rebound(const Rebound&) = delete;
+  Rebound& operator=(const Rebound&) = delete;
+
+ private:
+  std::vector<torch::Tensor*> slots_;
+  std::vector<torch::Tensor> own_;
+};
+
+std::vector<torch::Tensor> values(const std::vector<torch::Tensor*>& slots) {
+  std::vector<torch::Tensor> out;
+  for (const auto* slot : slots) out.push_back(*slot);
+  return out;
+}
 }  // namespace
 
 RmsNormImpl::RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
@@ -60,6 +89,12 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const LayerConte
   return h + ops::dropout(y, ctx.dropout, ctx.key, 2 * index_ + 1);
 }
 
+std::vector<torch::Tensor*> DecoderLayerImpl::parameter_slots() {
+  return {&pre_self_attention_layer_norm->scale, &self_attention->query->weight, &self_attention->key->weight,
+          &self_attention->value->weight,        &self_attention->out->weight,   &post_self_attention_layer_norm->scale,
+          &mlp->wi_0->weight,                    &mlp->wi_1->weight,             &mlp->wo->weight};
+}
+
 DecoderImpl::DecoderImpl(const ModelConfig& c, uint64_t dropout_seed) : config_(c) {
   rngs_.seed = dropout_seed;
   quant_ = quant::make_context(c.quant_mode, c.fp8_scaling, fp8_);
@@ -79,17 +114,44 @@ void DecoderImpl::ensure_tables(int64_t seq_len, const torch::Device& device) {
   register_buffer("causal_mask", mask_);
 }
 
-torch::Tensor DecoderImpl::forward(const torch::Tensor& tokens) {
+torch::Tensor DecoderImpl::run_units(const torch::Tensor& tokens, const torch::Tensor& targets) {
   ensure_tables(tokens.size(1), token_embedder->weight.device());
-  LayerContext ctx{rope_, mask_, is_training() ? config_.dropout : 0.0, {rngs_.seed, rngs_.counter}, quant_};
+  const LayerContext ctx{rope_, mask_, is_training() ? config_.dropout : 0.0, {rngs_.seed, rngs_.counter}, quant_};
   if (is_training()) ++rngs_.counter;
-  auto x = token_embedder(tokens);  // [B, S, d]
-  for (const auto& layer : *layers) x = layer->as<DecoderLayerImpl>()->forward(x, ctx);
-  return ops::linear(decoder_norm(x), logits_dense->weight, quant_, ops::site_name(quant_, -1, "logits"));
+  const units::Runner* runner = units_.get();
+  // The bodies hold the module's parts and `ctx` by value (its references are
+  // to this module's tables, which outlive the backward).
+  const std::vector<torch::Tensor*> embedding{&token_embedder->weight};
+  auto x = units::run_unit(runner, 0, tokens, values(embedding),
+                           [embedder = token_embedder.get(), embedding](const torch::Tensor& t,
+                                                                        const std::vector<torch::Tensor>& p) {
+                             const Rebound bound(embedding, p);
+                             return embedder->forward(t);  // [B, S, d]
+                           });
+  for (size_t l = 0; l < layers->size(); ++l) {
+    auto layer = layers->ptr<DecoderLayerImpl>(l);
+    x = units::run_unit(runner, static_cast<int64_t>(l) + 1, x, values(layer->parameter_slots()),
+                        [layer, ctx](const torch::Tensor& in, const std::vector<torch::Tensor>& p) {
+                          const Rebound bound(layer->parameter_slots(), p);
+                          return layer->forward(in, ctx);
+                        });
+  }
+  const std::vector<torch::Tensor*> head{&decoder_norm->scale, &logits_dense->weight};
+  const int64_t head_unit = static_cast<int64_t>(layers->size()) + 1;
+  return units::run_unit(
+      runner, head_unit, x, values(head),
+      [norm = decoder_norm.get(), logits = logits_dense.get(), head, targets, q = quant_](
+          const torch::Tensor& in, const std::vector<torch::Tensor>& p) {
+        const Rebound bound(head, p);
+        const auto out = ops::linear(norm->forward(in), logits->weight, q, ops::site_name(q, -1, "logits"));  // [B, S, V]
+        return targets.defined() ? ops::cross_entropy(out, targets) : out;
+      });
 }
 
+torch::Tensor DecoderImpl::forward(const torch::Tensor& tokens) { return run_units(tokens, torch::Tensor()); }
+
 torch::Tensor DecoderImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
-  return ops::cross_entropy(forward(tokens), targets);
+  return run_units(tokens, targets);
 }
 
 }  // namespace twinbench::module

@@ -8,6 +8,7 @@
 
 #include "models/config.h"
 #include "models/ops.h"
+#include "models/units.h"
 
 namespace twinbench::module {
 
@@ -67,6 +68,9 @@ class DecoderLayerImpl : public torch::nn::Module {
  public:
   DecoderLayerImpl(const ModelConfig& config, int64_t index);
   torch::Tensor forward(const torch::Tensor& x, const LayerContext& ctx);
+  // The members holding this layer's parameters, in canonical order: what a
+  // unit body rebinds to gathered or recomputed copies (model.cpp, Rebound).
+  std::vector<torch::Tensor*> parameter_slots();
   RmsNorm pre_self_attention_layer_norm{nullptr};
   Attention self_attention{nullptr};
   RmsNorm post_self_attention_layer_norm{nullptr};
@@ -81,9 +85,13 @@ class DecoderImpl : public torch::nn::Module {
  public:
   DecoderImpl(const ModelConfig& config, uint64_t dropout_seed);
   // tokens [B, S] int64 -> logits [B, S, V]. In training mode each call advances
-  // the owned RNG stream.
+  // the owned RNG stream. Each shard unit runs through run_unit() with the
+  // runner the model holds (none: plainly), its body rebinding the unit's
+  // parameter members to the tensors it is given.
   torch::Tensor forward(const torch::Tensor& tokens);
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets);
+  // How the shard units run from now on (models/units.h); null = plainly.
+  void set_units(std::shared_ptr<const units::Runner> runner) { units_ = std::move(runner); }
   const ModelConfig& config() const { return config_; }
   RngStream& rngs() { return rngs_; }
   const RngStream& rngs() const { return rngs_; }
@@ -95,12 +103,15 @@ class DecoderImpl : public torch::nn::Module {
 
  private:
   void ensure_tables(int64_t seq_len, const torch::Device& device);
+  // The unit chain; ends in the loss when `targets` is defined, else in the logits.
+  torch::Tensor run_units(const torch::Tensor& tokens, const torch::Tensor& targets);
   ModelConfig config_;
   RngStream rngs_;
   ops::RopeTable rope_;  // registered as buffers rope_cos / rope_sin
   torch::Tensor mask_;   // registered as buffer causal_mask
   quant::Fp8State fp8_;  // per-site fp8 scaling history (owned, like the RNG stream)
   quant::QuantContext quant_;
+  std::shared_ptr<const units::Runner> units_;  // owned like the RNG stream
 };
 TORCH_MODULE(Decoder);
 

@@ -333,5 +333,51 @@ TEST_P(Input, HostileNamesThroughEveryReport) {
   expect_integrity_ok(db);
 }
 
+
+// A read-only command on a store that does not exist — no such file, a
+// database without the schema — says so (exit 2) and creates nothing; a --db
+// that names neither a connection string nor a plausible file is refused.
+TEST_P(Input, ReadOnlyCommandsCreateNoStore) {
+  const Scratch s("nostore");
+  const testing::TestStore store(GetParam(), s.path("typo.db"));
+  const std::string& db = store.location();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"runs", "--db", db},
+           {"report", "pair", "--db", db, "--format", "json"},
+           {"report", "index", "--db", db, "--out", s.path("out")},
+           {"compare", "--db", db, "--baseline", "main", "--candidate", "feat"},
+           {"export", "--db", db, "--format", "csv"}}) {
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    const auto r = twinbench(s.dir(), args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("no such store"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing was created"), std::string::npos) << r.err;
+  }
+  if (GetParam() == "sqlite") {
+    EXPECT_FALSE(fs::exists(db)) << "a read-only command made the file";
+  } else {
+    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'"), 0)
+        << "a read-only command made the schema";
+  }
+  // Neither a connection string nor a file: refused, the password masked.
+  for (const auto& [location, why] : std::vector<std::pair<std::string, std::string>>{
+           {"", "it is empty"},
+           {"sqlite:///x.db", "a URL, but only postgresql:// and postgres:// URLs name a store"},
+           {s.dir().string(), "it is a directory"},
+           {"host=db passwrd=secret dbname=tb", "invalid connection option \"passwrd\""},
+           {"nonsense=1 password=secret", "invalid connection option \"nonsense\""}}) {
+    SCOPED_TRACE(location);
+    for (const std::string command : {"runs", "run"}) {
+      std::vector<std::string> args{command, "--db", location};
+      if (command == "run") args.insert(args.end(), {"--preset", "tiny", "train.steps=1", "--no-progress"});
+      const auto r = twinbench(s.dir(), args);
+      EXPECT_EQ(r.code, 2) << r.err;
+      EXPECT_NE(r.err.find("not a store location: " + why), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("secret"), std::string::npos) << "the password was printed: " << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(s.dir() / "host=db passwrd=secret dbname=tb"));
+}
+
 }  // namespace
 }  // namespace twinbench::fault

@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace twinbench::testing {
 
@@ -72,5 +74,29 @@ class CliHarness {
  private:
   std::filesystem::path dir_;
 };
+
+// The pid of rank `rank` among the workers of the launch with this group id,
+// waiting up to `tries` x 100 ms for it to appear; -1 if none.
+inline pid_t worker_pid(const CliHarness& harness, const std::string& group, int rank, int tries = 300) {
+  for (int i = 0; i < tries; ++i) {
+    const std::string out = harness.path("pgrep.out");
+    shell("pgrep -f -- '--group " + group + " .*--rank " + std::to_string(rank) + "$' >" + out);
+    const std::string pid = slurp(out);
+    if (!pid.empty()) return static_cast<pid_t>(std::stol(pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+// Suites of the Python implementations need the project venv (ci/venv.sh):
+// without it they fail under CI (CI set) and are skipped elsewhere, saying why.
+#define REQUIRE_VENV()                                                                                   \
+  do {                                                                                                   \
+    if (!std::filesystem::exists(TWINBENCH_VENV_PYTHON)) {                                               \
+      const std::string why = std::string("no project venv at ") + TWINBENCH_VENV_PYTHON + ": run ci/venv.sh"; \
+      if (std::getenv("CI")) FAIL() << why;                                                              \
+      GTEST_SKIP() << why;                                                                               \
+    }                                                                                                    \
+  } while (0)
 
 }  // namespace twinbench::testing

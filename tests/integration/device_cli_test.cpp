@@ -33,14 +33,15 @@ TEST(DeviceCli, PlanSaysWhatFitsAnEightyGigabyteGpu) {
   EXPECT_GT(one_b["largest_batch_that_fits"].get<int64_t>(), 1);
   EXPECT_EQ(one_b["dtype"], "bf16");  // a GPU plan is bf16 mixed precision unless train.dtype says otherwise
   EXPECT_GT(one_b["memory_breakdown_bytes"]["compute_weights"].get<int64_t>(), 0);
-  const auto eight_b = plan_json("--case 07_8b --device-memory 80GiB");
+  // On one device (07_8b asks for 8): 8B's sharded state alone is 16 B/param.
+  const auto eight_b = plan_json("--case 07_8b --devices 1 --device-memory 80GiB");
   EXPECT_FALSE(eight_b["fits"].get<bool>());
   EXPECT_EQ(eight_b["largest_batch_that_fits"].get<int64_t>(), 0);
   // fp32 when asked: more memory than bf16's activations.
   const auto fp32 = plan_json("--case 06_1b --device-memory 80GiB train.dtype=fp32");
   EXPECT_EQ(fp32["dtype"], "fp32");
   EXPECT_LT(fp32["largest_batch_that_fits"].get<int64_t>(), one_b["largest_batch_that_fits"].get<int64_t>());
-  const Result text = twinbench("plan --case 07_8b --device-memory 80GiB");
+  const Result text = twinbench("plan --case 07_8b --devices 1 --device-memory 80GiB");
   EXPECT_NE(text.out.find("fits a GPU with 80.0 GiB: no  (needs "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("largest batch that fits 0  (not even batch 1)"), std::string::npos) << text.out;
 }

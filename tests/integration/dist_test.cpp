@@ -26,6 +26,7 @@ using twinbench::testing::Result;
 using twinbench::testing::slurp;
 using twinbench::testing::wait_exit;
 using twinbench::testing::wait_for;
+using twinbench::testing::worker_pid;
 
 const twinbench::testing::CliHarness& harness() {
   static const twinbench::testing::CliHarness h("dist_test");
@@ -49,19 +50,6 @@ std::vector<double> losses(const std::string& db, const std::string& variant, in
 double metric(const std::string& db, const std::string& variant, const std::string& name) {
   return std::stod(query_text(db, "SELECT value FROM run_metrics m JOIN runs r USING(run_id) WHERE r.variant='" +
                                       variant + "' AND r.world_size=2 AND m.name='" + name + "'"));
-}
-
-// The pid of rank `rank` among the workers of the launch with this group id,
-// waiting up to `tries` x 100 ms for it to appear; -1 if none.
-pid_t worker_pid(const std::string& group, int rank, int tries = 300) {
-  for (int i = 0; i < tries; ++i) {
-    const std::string out = path("pgrep.out");
-    twinbench::testing::shell("pgrep -f -- '--group " + group + " .*--rank " + std::to_string(rank) + "$' >" + out);
-    const std::string pid = slurp(out);
-    if (!pid.empty()) return static_cast<pid_t>(std::stol(pid));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return -1;
 }
 
 TEST(DataParallel, TwoProcessesTrainTheSameCurveAsOneWithTheSameGlobalBatch) {
@@ -104,7 +92,7 @@ void expect_killed_worker_fails_the_run(int rank) {
                                          path("killed.err"));
   ASSERT_GT(launcher, 0);
   ASSERT_TRUE(wait_for(db, "SELECT COUNT(*) FROM runs WHERE status='running'", 1));
-  const pid_t victim = worker_pid(group, rank);
+  const pid_t victim = worker_pid(harness(), group, rank);
   ASSERT_GT(victim, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // well into training
   const auto killed_at = std::chrono::steady_clock::now();
@@ -115,7 +103,7 @@ void expect_killed_worker_fails_the_run(int rank) {
   EXPECT_EQ(query_text(db, "SELECT status FROM runs"), "failed");
   EXPECT_EQ(query_text(db, "SELECT reason FROM runs"),
             "rank " + std::to_string(rank) + " was killed by signal 9 (SIGKILL)");
-  EXPECT_EQ(worker_pid(group, 1 - rank, 1), -1) << "the surviving worker must not be left running";
+  EXPECT_EQ(worker_pid(harness(), group, 1 - rank, 1), -1) << "the surviving worker must not be left running";
   expect_integrity_ok(db);
 }
 

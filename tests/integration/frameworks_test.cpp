@@ -27,15 +27,6 @@ constexpr double kCurveTolerance = 1e-5;
 
 const char* const kSix[] = {"functional", "module", "eager", "compiled", "linen", "nnx"};
 
-#define REQUIRE_VENV()                                                                                   \
-  do {                                                                                                   \
-    if (!std::filesystem::exists(TWINBENCH_VENV_PYTHON)) {                                               \
-      const std::string why = std::string("no project venv at ") + TWINBENCH_VENV_PYTHON + ": run ci/venv.sh"; \
-      if (std::getenv("CI")) FAIL() << why;                                                              \
-      GTEST_SKIP() << why;                                                                               \
-    }                                                                                                    \
-  } while (0)
-
 class Frameworks : public ::testing::Test {
  protected:
   static CliHarness& cli() {

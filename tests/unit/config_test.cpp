@@ -169,6 +169,52 @@ TEST(CaseFile, ReducedSectionRejectsUnknownKeys) {
   EXPECT_NE(msg.find(path + ":4: reduced.model.layerz"), std::string::npos) << msg;
 }
 
+TEST(CaseFile, ShardAndRematChoicesAndCombinationsNameFileLineAndKey) {
+  EXPECT_NE(error_of([&] { load_config(write_case("s.toml", "[dist]\nshard = \"zero2\"\n"), {}); })
+                .find("s.toml:2: dist.shard: 'zero2' is not one of: none, zero3"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { load_config(write_case("r.toml", "[train]\nremat = \"some\"\n"), {}); })
+                .find("r.toml:2: train.remat: 'some' is not one of: none, full"),
+            std::string::npos);
+  const auto muon = write_case("m.toml", "[train]\noptimizer = \"muon\"\n[dist]\nshard = \"zero3\"\n");
+  EXPECT_NE(error_of([&] { load_config(muon, {}); }).find("m.toml:2: train.optimizer: Muon cannot train with dist.shard = zero3"),
+            std::string::npos)
+      << error_of([&] { load_config(muon, {}); });
+  EXPECT_NE(error_of([&] { preset_run_config("tiny", {"dist.shard=zero3", "quant.mode=int8"}); })
+                .find("command line: quant.mode: quant.mode = int8 is not supported with dist.shard = zero3"),
+            std::string::npos);
+  // A key that would silently do nothing is an error too.
+  EXPECT_NE(error_of([&] { preset_run_config("tiny", {"dist.shard=zero3", "dist.bucket_mb=4"}); })
+                .find("dist.bucket_mb: sizes the gradient all-reduce buckets of replicated data parallel"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { preset_run_config("tiny", {"train.remat=full", "quant.mode=fp8"}); })
+                .find("train.remat: train.remat = full with fp8's delayed scaling"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { preset_run_config("tiny", {"train.remat=full", "quant.mode=fp8", "quant.fp8_scaling=current"}); }),
+            "(no error)");
+  EXPECT_EQ(error_of([&] { preset_run_config("tiny", {"dist.shard=zero3", "train.remat=full", "train.optimizer=sgd"}); }),
+            "(no error)");
+}
+
+// Sharded, each device holds a 1/N slice of weights, gradients and optimizer
+// state (each parameter padded to a multiple of N) and one unit gathered whole;
+// recompute keeps the units' inputs and one unit's activations.
+TEST(Plan, ShardingAndRecomputeShrinkWhatADeviceHolds) {
+  const auto replicated = make_plan(preset_run_config("small", {"train.batch=8", "train.seq_len=128"}), 4);
+  const auto sharded =
+      make_plan(preset_run_config("small", {"train.batch=8", "train.seq_len=128", "dist.shard=zero3"}), 4);
+  const auto one = make_plan(preset_run_config("small", {"train.batch=8", "train.seq_len=128", "dist.shard=zero3"}), 1);
+  EXPECT_EQ(one.memory.state(), replicated.memory.state());
+  EXPECT_NEAR(static_cast<double>(sharded.memory.state()), replicated.memory.state() / 4.0, 16.0 * 64 * 4);
+  EXPECT_GE(sharded.memory.state() * 4, replicated.memory.state());  // padding only adds
+  EXPECT_GT(sharded.memory.gathered, 0);
+  EXPECT_EQ(replicated.memory.gathered, 0);
+  EXPECT_EQ(sharded.memory.activations, replicated.memory.activations);
+  const auto remat = make_plan(preset_run_config("small", {"train.batch=8", "train.seq_len=128", "train.remat=full"}), 4);
+  EXPECT_LT(remat.memory.activations, replicated.memory.activations / 2);
+  EXPECT_EQ(remat.memory.state(), replicated.memory.state());
+}
+
 TEST(Cases, ShippedCasesAllLoadAndPlan) {
   const auto files = list_case_files();
   ASSERT_FALSE(files.empty());

@@ -64,10 +64,10 @@ std::vector<std::string> stored_groups(const store::Store& db, const std::string
   store::RunFilter filter;
   filter.case_name = case_name;
   filter.variant = variant;
+  filter.group_prefix = prefix;
   std::vector<std::string> groups;  // runs come newest first
   for (const auto& r : db.runs(filter))
-    if (r.group_id.rfind(prefix, 0) == 0 && std::find(groups.begin(), groups.end(), r.group_id) == groups.end())
-      groups.push_back(r.group_id);
+    if (std::find(groups.begin(), groups.end(), r.group_id) == groups.end()) groups.push_back(r.group_id);
   return groups;
 }
 
@@ -78,6 +78,7 @@ std::optional<std::string> newest_key(const store::Store& db, const std::string&
   store::RunFilter filter;
   filter.case_name = case_name;
   filter.variant = variant;
+  filter.group_prefix = "bisect:";
   const std::string ends = fmt::format(":{}:{}:", short_sha(good), short_sha(bad));
   for (const auto& r : db.runs(filter)) {  // newest first
     const auto at = r.group_id.find(ends);
@@ -255,14 +256,12 @@ void Bisector::explain_culprit(compare::BisectResult& res) {
   const std::string prefix = fmt::format("bisect-why:{}:{}:{}:", key_, short_sha(history_[before].sha),
                                          short_sha(history_[culprit].sha));
   std::string group;
-  store::RunFilter by_case;
-  by_case.case_name = case_name_;
-  by_case.variant = o_.variant;
-  for (const auto& r : db_->runs(by_case))  // newest first: the newest stored profiled rounds
-    if (r.group_id.rfind(prefix, 0) == 0) {
-      group = r.group_id;
-      break;
-    }
+  store::RunFilter by_prefix;  // the newest stored profiled rounds of the two
+  by_prefix.case_name = case_name_;
+  by_prefix.variant = o_.variant;
+  by_prefix.group_prefix = prefix;
+  by_prefix.limit = 1;
+  for (const auto& r : db_->runs(by_prefix)) group = r.group_id;
   std::string note;
   if (group.empty() && !o_.replay && o_.why_runs > 0) {
     const TreeBuild& a_build = built(before);

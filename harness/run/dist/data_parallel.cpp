@@ -1,6 +1,8 @@
 // Data-parallel step synchronisation (see data_parallel.h).
 #include "harness/run/dist/data_parallel.h"
 
+#include "harness/run/dist/zero3.h"
+
 #include <fmt/format.h>
 
 namespace twinbench::dist {
@@ -21,18 +23,22 @@ int64_t hash_bytes(const std::vector<torch::Tensor>& tensors) {
 
 }  // namespace
 
-DataParallel::DataParallel(World& world, int64_t bucket_bytes) : world_(world), bucket_bytes_(bucket_bytes) {}
-
-void DataParallel::broadcast_parameters(const std::vector<torch::Tensor>& params) {
+DataParallel::DataParallel(World& world, Variant& variant, int64_t bucket_bytes)
+    : world_(world), variant_(variant), bucket_bytes_(bucket_bytes) {
   torch::NoGradGuard no_grad;
-  for (const auto& p : params) {
+  for (const auto& p : variant.parameters()) {
     std::vector<torch::Tensor> one{p.detach()};
     world_.broadcast_from_rank0(one);
   }
 }
 
-bool DataParallel::parameters_in_sync(const std::vector<torch::Tensor>& params) {
-  const int64_t h = hash_bytes(params);
+std::unique_ptr<DataParallel> make_data_parallel(World& world, Variant& variant, const RunConfig& config) {
+  if (config.dist.shard == "zero3") return std::make_unique<Zero3>(world, variant, config);
+  return std::make_unique<DataParallel>(world, variant, static_cast<int64_t>(config.dist.bucket_mb * double(1 << 20)));
+}
+
+std::optional<bool> DataParallel::parameters_in_sync() {
+  const int64_t h = hash_bytes(trained().parameters());
   const auto on = torch::TensorOptions().dtype(torch::kInt64).device(world_.device());
   std::vector<torch::Tensor> lo{torch::full({1}, h, on)}, hi{torch::full({1}, h, on)};
   world_.min(lo);

@@ -47,6 +47,38 @@ std::string backend_label(std::string backend) {
   return backend;
 }
 
+PeerError peer_error(const char* what, const std::exception& e) {
+  return PeerError(fmt::format("{} across ranks failed (a peer rank probably died or hung): {}", what, brief(e)));
+}
+
+// A c10d Work behind Pending.
+class InFlight final : public Pending {
+ public:
+  InFlight(const char* what, c10::intrusive_ptr<::c10d::Work> work) : what_(what), work_(std::move(work)) {}
+  void wait() override {
+    if (!work_) return;
+    try {
+      work_->wait();
+    } catch (const std::exception& e) {
+      work_.reset();
+      throw peer_error(what_, e);
+    }
+    work_.reset();
+  }
+  ~InFlight() override {
+    // A collective must not outlive its tensors: one never waited for (an error
+    // unwound past it) is waited for here, its failure already reported.
+    try {
+      if (work_) work_->wait();
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  const char* what_;
+  c10::intrusive_ptr<::c10d::Work> work_;
+};
+
 }  // namespace
 
 struct World::Impl {
@@ -55,10 +87,17 @@ struct World::Impl {
 
   template <typename MakeWork>
   void run(const char* what, MakeWork make_work) {
+    start(what, make_work)->wait();
+  }
+  // A collective started; a failure to start is a PeerError like a failure to finish.
+  template <typename MakeWork>
+  std::unique_ptr<Pending> start(const char* what, MakeWork make_work) {
     try {
-      make_work()->wait();
+      return std::make_unique<InFlight>(what, make_work());
+    } catch (const PeerError&) {
+      throw;
     } catch (const std::exception& e) {
-      throw PeerError(fmt::format("{} across ranks failed (a peer rank probably died or hung): {}", what, brief(e)));
+      throw peer_error(what, e);
     }
   }
 };
@@ -140,6 +179,27 @@ void World::broadcast_from_rank0(std::vector<torch::Tensor>& tensors) {
 
 void World::barrier() {
   impl_->run("barrier", [&] { return impl_->group->barrier(); });
+}
+
+std::unique_ptr<Pending> World::start_all_gather(std::vector<torch::Tensor>& outputs, torch::Tensor& input) {
+  std::vector<std::vector<torch::Tensor>> out{outputs};
+  std::vector<torch::Tensor> in{input};
+  return impl_->start("all-gather", [&] { return impl_->group->allgather(out, in); });
+}
+
+std::unique_ptr<Pending> World::start_sum(std::vector<torch::Tensor>& tensors) {
+  return impl_->start("all-reduce (sum)", [&] { return impl_->group->allreduce(tensors); });
+}
+
+std::unique_ptr<Pending> World::start_all_gather_into(torch::Tensor& output, torch::Tensor& input) {
+  return impl_->start("all-gather into a tensor", [&] { return impl_->group->_allgather_base(output, input); });
+}
+
+std::unique_ptr<Pending> World::start_reduce_scatter_into(torch::Tensor& output, torch::Tensor& input) {
+  ::c10d::ReduceScatterOptions opts;
+  opts.reduceOp = ::c10d::ReduceOp::SUM;
+  return impl_->start("reduce-scatter (sum)",
+                      [&] { return impl_->group->_reduce_scatter_base(output, input, opts); });
 }
 
 std::vector<double> World::gather(double value) {

@@ -36,6 +36,15 @@ class RendezvousError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A collective in flight. wait() returns when it has completed (on a device:
+// when the device's current stream may use its result) and throws PeerError
+// when it failed.
+class Pending {
+ public:
+  virtual ~Pending() = default;
+  virtual void wait() = 0;
+};
+
 class World {
  public:
   // Joins the world: rank 0 hosts the TCPStore on master_addr:master_port. Blocks
@@ -59,6 +68,17 @@ class World {
 
   // Convenience for host values: one value per rank, indexed by rank.
   std::vector<double> gather(double value);
+
+  // What sharded data parallel is made of (collectives.h composes them), started
+  // and returned in flight. Every backend: `input` of every rank into
+  // outputs[rank] (all the same size as `input`), and a sum in place.
+  std::unique_ptr<Pending> start_all_gather(std::vector<torch::Tensor>& outputs, torch::Tensor& input);
+  std::unique_ptr<Pending> start_sum(std::vector<torch::Tensor>& tensors);
+  // Native flat collectives (NCCL; Gloo in recent LibTorch, not 1.13's):
+  // output [size * n] <- every rank's input [n] in rank order, and output [n] <-
+  // the SUM over ranks of their input [size * n]'s piece for this rank.
+  std::unique_ptr<Pending> start_all_gather_into(torch::Tensor& output, torch::Tensor& input);
+  std::unique_ptr<Pending> start_reduce_scatter_into(torch::Tensor& output, torch::Tensor& input);
 
  private:
   struct Impl;

@@ -1,7 +1,8 @@
 // An external variant: a trainer twinbench runs as a child process and reads
 // the steps of from its stdout (docs/external.md). Declared by a case's
 // `[external.NAME]` section, or built in (`eager`, `compiled`, `eager-debian`,
-// `linen`, `nnx`: variants/eager/train.py and variants/flax_decoder/train.py).
+// `linen`, `nnx`: variants/eager/train.py and variants/flax_decoder/train.py,
+// declared in variants/external_builtins.cpp beside the C++ implementations).
 // Plain data; the executor that runs it is harness/run/external.cpp.
 #pragma once
 
@@ -31,7 +32,7 @@ struct ExternalSpec {
 };
 
 // The external variants every config has without a case section: eager,
-// compiled, eager-debian, linen and nnx (docs/external.md).
+// compiled, eager-debian, linen and nnx (docs/external.md; external_builtins.cpp).
 std::map<std::string, ExternalSpec> builtin_externals();
 
 }  // namespace twinbench

@@ -72,6 +72,18 @@ TEST(TimeVerdict, NoisyRunsAreInconclusiveAndSayWhatMoreRunsWouldBuy) {
   EXPECT_NE(c.explanation.find("could detect"), std::string::npos) << c.explanation;
 }
 
+// Two noisy runs a side at a large family's confidence (issue 43: "could detect >=
+// 6287448690412216612577046602481594793984%"): the interval bounds nothing, and says so.
+TEST(TimeVerdict, AnIntervalPastNineHundredPercentSaysItCannotBoundAChange) {
+  JudgeOptions o;
+  o.confidence = 1 - 0.05 / 80;
+  const auto c = compare(spec("step_time_median_s"), runs(0.100, 0.3, 2), runs(0.115, 0.3, 2), o);
+  EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.explanation;
+  EXPECT_NE(c.explanation.find("2 runs a side cannot bound a change at 99.94% confidence"), std::string::npos)
+      << c.explanation;
+  EXPECT_EQ(c.explanation.find("could detect"), std::string::npos) << c.explanation;
+}
+
 TEST(TimeVerdict, OneRunPerSideHasNoIntervalAndIsInconclusive) {
   const auto c = compare(spec("step_time_median_s"), one_value(0.100), one_value(0.200));
   EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.explanation;

@@ -1,0 +1,56 @@
+// What a branch comparison asks of the stored runs (baseline.h), as
+// questions rather than a vector of every run: a store answers each in a few
+// statements whatever it holds (runs.h: StoreRuns), runs in memory answer
+// them by filtering (VectorRuns: tests, and callers that hold the runs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/compare/run_view.h"
+
+namespace twinbench::compare {
+
+// Imported runs set aside from a comparison: those that match (matches_ref)
+// any of these refs (baseline.h: a ref's imported runs stand aside when it
+// has runs twinbench made).
+struct Hidden {
+  std::vector<std::string> refs;
+  bool hides(const store::RunRecord& run) const;
+};
+
+class RunLookup {
+ public:
+  virtual ~RunLookup() = default;
+  // Whether a run matches `ref` (matches_ref) and is not hidden; with
+  // `made_here`, one that is not imported either.
+  virtual bool has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const = 0;
+  // The imported runs that match `ref` (rows only, newest first).
+  virtual std::vector<store::RunRecord> imported_of_ref(const std::string& ref) const = 0;
+  // For each (case, variant, hardware): the runs of the newest group among
+  // the runs that match `ref` and are not hidden; oldest first, with metrics.
+  virtual std::vector<RunView> latest_of_ref(const std::string& ref, const Hidden& hidden) const = 0;
+  // The runs made at `commit` (same_commit), not hidden; oldest first, with metrics.
+  virtual std::vector<RunView> at_commit(const std::string& commit, const Hidden& hidden) const = 0;
+  virtual bool has_commit(const std::string& commit, const Hidden& hidden) const = 0;
+  // Refs of the newest runs — branch labels, commits' first 9 characters —
+  // each once, newest last, at most `limit` (an error message's list).
+  virtual std::vector<std::string> recent_refs(size_t limit) const = 0;
+};
+
+// The answers from runs in memory (`all` oldest first, as load_runs gives them).
+class VectorRuns : public RunLookup {
+ public:
+  explicit VectorRuns(const std::vector<RunView>& all) : all_(all) {}
+  bool has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const override;
+  std::vector<store::RunRecord> imported_of_ref(const std::string& ref) const override;
+  std::vector<RunView> latest_of_ref(const std::string& ref, const Hidden& hidden) const override;
+  std::vector<RunView> at_commit(const std::string& commit, const Hidden& hidden) const override;
+  bool has_commit(const std::string& commit, const Hidden& hidden) const override;
+  std::vector<std::string> recent_refs(size_t limit) const override;
+
+ private:
+  const std::vector<RunView>& all_;
+};
+
+}  // namespace twinbench::compare
