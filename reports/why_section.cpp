@@ -53,6 +53,12 @@ std::vector<const Contribution*> shown_ops(const compare::TimeWhy& t) {
   return out;
 }
 
+// The ops not listed, as a share of the change: only where shares mean
+// something (the analysis leaves them NaN when the step's change holds zero).
+double rest_share(const compare::TimeWhy& t, double rest) {
+  return std::isfinite(t.remainder.share) && t.step.change != 0 ? rest / t.step.change : NAN;
+}
+
 // The ops not shown, summed.
 std::optional<double> rest_change(const compare::TimeWhy& t, size_t shown) {
   if (t.ops.size() <= shown) return std::nullopt;
@@ -124,7 +130,7 @@ std::string why_html(const Explanation& e) {
                       c->high ? std::optional<double>(1e3 * *c->high) : std::nullopt, c->significant, share(c->share)});
     if (const auto rest = rest_change(t, ops.size()))
       bars.push_back({fmt::format("{} more ops", t.ops.size() - ops.size()), 1e3 * *rest, std::nullopt, std::nullopt,
-                      false, share(t.step.change != 0 ? *rest / t.step.change : NAN)});
+                      false, share(rest_share(t, *rest))});
     const auto& r = t.remainder;
     bars.push_back({"outside ops (unexplained)", 1e3 * r.change,
                     r.low ? std::optional<double>(1e3 * *r.low) : std::nullopt,
@@ -145,7 +151,7 @@ std::string why_html(const Explanation& e) {
     }
     if (const auto rest = rest_change(t, ops.size()))
       rows.push_back({"", html::escape(fmt::format("{} more ops", t.ops.size() - ops.size())), "", "", "",
-                      html::num(signed_ms(*rest)), html::num(share(t.step.change != 0 ? *rest / t.step.change : NAN)), ""});
+                      html::num(signed_ms(*rest)), html::num(share(rest_share(t, *rest))), ""});
     rows.push_back({"", "<em>outside ops (unexplained)</em>", "", html::num(ms(r.a)), html::num(ms(r.b)),
                     html::num(html::escape(interval_ms(r))), html::num(share(r.share)), r.significant ? "yes" : "no"});
     body += html::table({"#", "Op", "Phase", "A ms", "B ms", "B &#8722; A ms [CI]", "Share", "Significant"}, rows,
@@ -186,7 +192,7 @@ std::string why_markdown(const Explanation& e) {
     }
     if (const auto rest = rest_change(t, ops.size()))
       out += fmt::format("| | {} more ops | | | | {} | {} | |\n", t.ops.size() - ops.size(), signed_ms(*rest),
-                         share(t.step.change != 0 ? *rest / t.step.change : NAN));
+                         share(rest_share(t, *rest)));
     const auto& r = t.remainder;
     out += fmt::format("| | outside ops (unexplained) | | {} | {} | {} | {} | {} |\n", ms(r.a), ms(r.b), interval_ms(r),
                        share(r.share), r.significant ? "yes" : "no");

@@ -41,7 +41,8 @@ Plan parse(const std::string& v) {
   if (v.rfind("op:", 0) != 0) fail("unknown form");
   const std::string rest = v.substr(3);
   const auto colon = rest.rfind(':');  // op names hold "::", the size is after the last colon
-  if (colon == std::string::npos || colon == 0) fail("give op:NAME:BYTES");
+  // No colon, no name, or the last colon is one of the name's "::" (op:aten::mm): the size is missing.
+  if (colon == std::string::npos || colon == 0 || rest[colon - 1] == ':') fail("give op:NAME:BYTES");
   p.op = rest.substr(0, colon);
   try {
     p.bytes = parse_byte_size(rest.substr(colon + 1));

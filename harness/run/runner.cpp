@@ -64,7 +64,7 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
-  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}"};
+  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   describe_device(o.device, prov);

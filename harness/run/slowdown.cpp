@@ -57,7 +57,9 @@ Plan parse(const std::string& v) {
   if (!op && !phase) bad(v, "unknown form");
   const std::string rest = v.substr(op ? 3 : 6);
   const auto colon = rest.rfind(':');  // op names hold "::", the percent is after the last colon
-  if (colon == std::string::npos || colon == 0) bad(v, op ? "give op:NAME:P" : "give phase:NAME:P");
+  // No colon, no name, or the last colon is one of a name's "::" (op:aten::mm): P is missing.
+  if (colon == std::string::npos || colon == 0 || rest[colon - 1] == ':')
+    bad(v, op ? "give op:NAME:P" : "give phase:NAME:P");
   p.where = op ? Plan::Where::kOp : Plan::Where::kPhase;
   p.name = rest.substr(0, colon);
   p.fraction = percent(v, rest.substr(colon + 1));
