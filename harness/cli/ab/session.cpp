@@ -142,6 +142,22 @@ std::string run_profiled_rounds(const Build& a, const Build& b, const Workload& 
   return "";
 }
 
+// What both builds run: the case file resolved once here, so that both run the
+// very same file, or the preset; the variant and the overrides.
+Workload ab_workload(const AbOptions& o) {
+  Workload w;
+  w.variant = o.variant;
+  w.overrides = o.overrides;
+  if (!o.case_name.empty()) {
+    w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
+    if (o.reduced) w.model_args.push_back("--reduced");
+  } else {
+    if (o.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
+    w.model_args = {"--preset", o.preset};
+  }
+  return w;
+}
+
 std::string commit_of(const compare::RunView& v) {
   const auto j = nlohmann::json::parse(v.run.provenance_json, nullptr, false);
   const bool dirty = j.is_object() && j.value("git_dirty", false);
@@ -170,17 +186,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
     throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
   const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
 
-  Workload w;
-  w.variant = o.variant;
-  w.overrides = o.overrides;
-  if (!o.case_name.empty()) {
-    // Resolved once here so that both builds run the very same case file.
-    w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
-    if (o.reduced) w.model_args.push_back("--reduced");
-  } else {
-    if (o.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
-    w.model_args = {"--preset", o.preset};
-  }
+  const Workload w = ab_workload(o);
   AbResult res;
   res.a = resolve_build("A", "--a", o.a);
   res.b = resolve_build("B", "--b", o.b);
@@ -336,15 +342,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
 
 std::string profile_rounds(const AbOptions& o, size_t rounds, std::ostream& log) {
   if (o.group_id.empty()) throw std::invalid_argument("ab: profiled rounds need the group id to store them under");
-  Workload w;
-  w.variant = o.variant;
-  w.overrides = o.overrides;
-  if (!o.case_name.empty()) {
-    w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
-    if (o.reduced) w.model_args.push_back("--reduced");
-  } else {
-    w.model_args = {"--preset", o.preset};
-  }
+  const Workload w = ab_workload(o);
   const Build a = resolve_build("A", "--a", o.a), b = resolve_build("B", "--b", o.b);
   TempDir scratch("twinbench-why");
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));

@@ -106,6 +106,22 @@ class Bisector {
   // Found: the culprit's why from profiled rounds of it and the commit before it
   // (stored ones when there are, else new ones unless replaying).
   void explain_culprit(compare::BisectResult& res);
+  // The options every session of the bisection shares: commit `ia` (built as
+  // `a`) against commit `ib` (built as `b`), their labels, the workload, the store.
+  ab::AbOptions session_of(size_t ia, const TreeBuild& a, size_t ib, const TreeBuild& b) const {
+    ab::AbOptions o;
+    o.a = a.runner;
+    o.b = b.runner;
+    o.case_name = case_file_;
+    o.overrides = o_.overrides;
+    o.reduced = o_.reduced;
+    o.variant = o_.variant;
+    o.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
+    o.db = o_.db;
+    o.label_a = label_of(history_[ia].sha);
+    o.label_b = label_of(history_[ib].sha);
+    return o;
+  }
   const TreeBuild& built(size_t index);
   // A probe's threshold against either end: --threshold's, else from the confirmed change.
   std::optional<double> threshold_of(bool against_bad) const {
@@ -217,24 +233,14 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
     if (end) throw AbError(Stop::kFailure, fmt::format("the bad end {}: {}", name(index), b.reason));
     return skip(index, reference, b.reason);
   }
-  ab::AbOptions a;
-  a.a = ref.runner;
-  a.b = b.runner;
-  a.case_name = case_file_;
-  a.overrides = o_.overrides;
-  a.reduced = o_.reduced;
-  a.variant = o_.variant;
+  ab::AbOptions a = session_of(reference, ref, index, b);
   a.rounds = metric_->deterministic() ? 2 : 0;  // an exact metric needs no sequence of looks
   a.max_rounds = o_.max_rounds;
   a.budget_s = o_.budget_s;
   a.alpha = o_.alpha;
-  a.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
   a.duet = o_.duet;
   a.thresholds = o_.thresholds;
   if (threshold) a.thresholds[metric_->name] = *threshold;
-  a.db = o_.db;
-  a.label_a = label_of(history_[reference].sha);
-  a.label_b = label_of(history_[index].sha);
   a.group_id = new_group(index, reference);
   if (metric_->judge == metrics::Judge::kTime) a.look_metric = metric_->name;
   a.why_runs = 0;  // probes are not explained; the culprit is (explain_culprit)
@@ -267,17 +273,7 @@ void Bisector::explain_culprit(compare::BisectResult& res) {
     const TreeBuild& a_build = built(before);
     const TreeBuild& b_build = built(culprit);
     if (!a_build.ok || !b_build.ok) return;
-    ab::AbOptions a;
-    a.a = a_build.runner;
-    a.b = b_build.runner;
-    a.case_name = case_file_;
-    a.overrides = o_.overrides;
-    a.reduced = o_.reduced;
-    a.variant = o_.variant;
-    a.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
-    a.db = o_.db;
-    a.label_a = label_of(history_[before].sha);
-    a.label_b = label_of(history_[culprit].sha);
+    ab::AbOptions a = session_of(before, a_build, culprit, b_build);
     a.group_id = prefix + store::new_uuid().substr(0, 8);
     log_ << fmt::format("bisect: why: {} profiled rounds of {} against {}\n", o_.why_runs, name(culprit), name(before));
     note = ab::profile_rounds(a, o_.why_runs, log_);
