@@ -73,7 +73,9 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--work-dir", b.work_dir, "where worktrees and build logs go (default <git dir>/twinbench-bisect)");
   cmd->add_option("--why-runs", b.why_runs,
                   "found: this many rounds of profiled runs of the culprit and the commit before it, for the report's "
-                  "why (docs/verdicts.md); 0: none (default 5)");
+                  "why (docs/verdicts.md); 0: none (default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
   cmd->callback([o, &exit_code] {
     bisect::finish_options(o->c);

@@ -125,7 +125,8 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--why-runs", o.why_runs,
                   "after the runs, this many profiled pairs (interleaved, stored apart from the timed runs, never "
                   "judged) of every case whose step-time or peak-memory verdict is regressed or improved, to tell "
-                  "why in the tables and reports (docs/verdicts.md); 0: none (default 5)")
+                  "why in the tables and reports (docs/verdicts.md); 0: none (default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
       ->check(CLI::Range(0, 100));
   cmd->add_flag("--why-always", o.why_always, "profile every case (--why-runs pairs), decisive or not");
   cmd->add_flag("--profile-run", o.profile_run,

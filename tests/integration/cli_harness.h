@@ -51,8 +51,10 @@ class CliHarness {
   // The shell command line; `exec` replaces the shell, so a spawned pid is
   // twinbench's own and signals reach it.
   std::string command(const std::string& args, bool exec = false) const {
-    return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" + TWINBENCH_SOURCE_DIR +
-           "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
+    // TWINBENCH_WHY_RUNS=0: no profiled runs after a decisive verdict unless a test asks
+    // (--why-runs): they would add runs to stores that tests count, and minutes to CI.
+    return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0 TWINBENCH_CASES=" +
+           TWINBENCH_SOURCE_DIR + "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
   }
 
   // Starts twinbench in the background (stdout discarded, stderr appended to
