@@ -5,6 +5,7 @@
 #pragma once
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace twinbench::testing {
 
@@ -76,6 +80,24 @@ class CliHarness {
  private:
   std::filesystem::path dir_;
 };
+
+// An executable shell script `name` in the harness's work dir (e.g. a wrapper
+// that runs twinbench with a planted slowdown, as `ab` gets it for a build).
+inline std::string write_script(const CliHarness& harness, const std::string& name, const std::string& body) {
+  const std::string p = harness.path(name);
+  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(p.c_str(), 0755);
+  return p;
+}
+
+// The row of metric `name` in an `ab --json` result (a test failure when absent).
+inline const nlohmann::json& ab_metric(const nlohmann::json& result, const std::string& name) {
+  for (const auto& m : result.at("metrics"))
+    if (m.at("metric") == name) return m;
+  ADD_FAILURE() << "no metric " << name << " in " << result.dump();
+  static const nlohmann::json none = nlohmann::json::object();
+  return none;
+}
 
 // The pid of rank `rank` among the workers of the launch with this group id,
 // waiting up to `tries` x 100 ms for it to appear; -1 if none.

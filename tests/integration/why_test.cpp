@@ -8,7 +8,6 @@
 // and JSON, while its timed verdicts read only the timed runs. Tiny model, few
 // steps; verdicts and rankings are asserted, never times.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +18,7 @@ namespace {
 
 using twinbench::testing::CliHarness;
 using twinbench::testing::Result;
+using twinbench::testing::ab_metric;
 using twinbench::testing::slurp;
 
 CliHarness& harness() {
@@ -31,18 +31,7 @@ std::string path(const std::string& name) { return harness().path(name); }
 const std::string kWorkload = " --case 01_base model.preset=tiny train.seq_len=64 train.steps=6";
 
 std::string script(const std::string& name, const std::string& body) {
-  const std::string p = path(name);
-  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(p.c_str(), 0755);
-  return p;
-}
-
-const nlohmann::json& metric(const nlohmann::json& result, const std::string& name) {
-  for (const auto& m : result.at("metrics"))
-    if (m.at("metric") == name) return m;
-  ADD_FAILURE() << "no metric " << name << " in " << result.dump();
-  static const nlohmann::json none = nlohmann::json::object();
-  return none;
+  return twinbench::testing::write_script(harness(), name, body);
 }
 
 TEST(WhyAb, PlantedSlowOpRankedFirstAndPlantedAllocationNamedWithItsBytes) {
@@ -59,7 +48,7 @@ TEST(WhyAb, PlantedSlowOpRankedFirstAndPlantedAllocationNamedWithItsBytes) {
   const auto j = nlohmann::json::parse(r.out);
   // The planted bytes decide the peak (deterministic on the CPU): the why is made
   // because the verdict is decisive, not because it was asked for.
-  EXPECT_EQ(metric(j, "peak_memory_bytes").at("verdict"), "regressed") << r.out;
+  EXPECT_EQ(ab_metric(j, "peak_memory_bytes").at("verdict"), "regressed") << r.out;
   ASSERT_TRUE(j.contains("why")) << r.out;
   const auto& why = j.at("why");
   EXPECT_TRUE(why.at("memory_decided").get<bool>());
