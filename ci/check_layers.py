@@ -57,7 +57,8 @@ STORE_INTERFACE = ("harness/store/store.h", "harness/store/run_record.h", "harne
 ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
     "pair_analysis.h", "branch_analysis.h", "nway_analysis.h", "nightly_analysis.h", "index_analysis.h",
     "session_analysis.h", "run_tables.h", "bisect.h", "comparison.h", "comparison_json.h", "verdict.h",
-    "run_view.h", "family.h", "missing_data.h", "baseline.h", "triage.h"))
+    "run_view.h", "family.h", "missing_data.h", "baseline.h", "triage.h", "explain_analysis.h",
+    "profile_record.h"))
 # Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
 # formats) and the statistics kernel's quantiles (so that a chart's median is the
 # verdicts' median; a box plot decides nothing).

@@ -11,7 +11,14 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/cuda/nccl.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
 
 namespace twinbench::cuda {
 
@@ -121,6 +128,93 @@ void reset_peak(const torch::Device& device) { c10::cuda::CUDACachingAllocator::
 void release_cached(const torch::Device& device) {
   const c10::cuda::CUDAGuard guard(index_of(device));
   c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
+namespace {
+
+device::PeakTracker& cuda_tracker() {
+  static device::PeakTracker* t = new device::PeakTracker();  // never destroyed: frees may come during exit
+  return *t;
+}
+
+// The caching allocator calls its trace trackers for every allocation and free
+// (with or without recorded history), on the allocating thread, under its own
+// lock; the tracker takes only its own mutex and allocates nothing on the device.
+void attach_trace_tracker() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    using Entry = c10::CachingDeviceAllocator::TraceEntry;
+    c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker([](const Entry& e) {
+      device::PeakTracker& t = cuda_tracker();
+      if (!t.active()) return;
+      if (e.action_ == Entry::ALLOC) t.on_alloc(e.addr_, static_cast<int64_t>(e.size_));
+      else if (e.action_ == Entry::FREE_COMPLETED) t.on_free(e.addr_, static_cast<int64_t>(e.size_));
+    });
+  });
+}
+
+// Kineto with CPU and CUDA activities: each kernel (or copy, or fill) links to
+// the CPU op that launched it by correlation id; the op's phase is the
+// innermost user scope whose time span holds it, on any thread (on CUDA the
+// backward ops run on the autograd engine's device thread, the phase scopes on
+// the training thread).
+class KinetoProfiler final : public device::KernelProfiler {
+ public:
+  void start() override {
+    namespace impl = torch::profiler::impl;
+    const impl::ProfilerConfig config(impl::ProfilerState::KINETO);
+    const std::set<impl::ActivityType> activities{impl::ActivityType::CPU, impl::ActivityType::CUDA};
+    torch::autograd::profiler::prepareProfiler(config, activities);
+    torch::autograd::profiler::enableProfiler(config, activities);
+  }
+
+  std::vector<device::KernelTime> stop() override {
+    const auto result = torch::autograd::profiler::disableProfiler();
+    struct Span {
+      uint64_t start, end;
+      std::string name;
+    };
+    std::vector<Span> scopes;
+    std::unordered_map<uint64_t, Span> ops;  // correlation id -> the launching op
+    for (const auto& e : result->events()) {
+      if (e.deviceType() != c10::DeviceType::CPU) continue;
+      if (e.scope() == static_cast<uint8_t>(at::RecordScope::USER_SCOPE))
+        scopes.push_back({e.startNs(), e.endNs(), e.name()});
+      else if (e.correlationId() != 0)
+        ops[e.correlationId()] = {e.startNs(), e.endNs(), e.name()};
+    }
+    std::map<std::pair<std::string, std::string>, device::KernelTime> totals;
+    for (const auto& e : result->events()) {
+      if (e.deviceType() != c10::DeviceType::CUDA || e.linkedCorrelationId() == 0) continue;
+      const auto op = ops.find(e.linkedCorrelationId());
+      if (op == ops.end()) continue;
+      const Span* inner = nullptr;  // the innermost (latest-starting) scope holding the op
+      for (const auto& s : scopes)
+        if (s.start <= op->second.start && op->second.end <= s.end && (!inner || s.start >= inner->start)) inner = &s;
+      const std::string scope = inner ? inner->name : "";
+      auto& t = totals[{scope, op->second.name}];
+      t.scope = scope;
+      t.op = op->second.name;
+      t.seconds += static_cast<double>(e.durationNs()) * 1e-9;
+      ++t.kernels;
+    }
+    std::vector<device::KernelTime> out;
+    for (auto& [key, t] : totals) out.push_back(std::move(t));
+    return out;
+  }
+};
+
+}  // namespace
+
+void begin_attribution(const torch::Device& device) {
+  attach_trace_tracker();
+  cuda_tracker().begin(memory(device).allocated);
+}
+
+device::PeakSnapshot end_attribution(const torch::Device& /*device*/) { return cuda_tracker().end(); }
+
+std::unique_ptr<device::KernelProfiler> kernel_profiler(const torch::Device& /*device*/) {
+  return std::make_unique<KinetoProfiler>();
 }
 
 at::Generator make_generator(uint64_t seed, const torch::Device& device) {

@@ -1,6 +1,6 @@
 // What a CUDA device offers twinbench: its facts (the hardware fingerprint),
 // synchronisation, step timing with CUDA events, the caching allocator's memory
-// statistics, and generators. Two implementations of this one interface, chosen
+// statistics and attribution, kernel times (Kineto), and generators. Two implementations of this one interface, chosen
 // by the build: cuda_runtime.cpp in builds against a CUDA LibTorch (PyPI's
 // torch 2.x), cuda_runtime_absent.cpp in CPU-only builds (Debian's LibTorch
 // 1.13), where available() is false and every other call throws NoCudaError.
@@ -71,6 +71,15 @@ void reset_peak(const torch::Device& device);
 // Returns cached blocks to the driver (between runs of a matrix, so that one
 // run's cache does not count against the next run's headroom).
 void release_cached(const torch::Device& device);
+
+// Memory attribution (models/device/attribution.h) from the caching
+// allocator's trace: every allocation and completed free of the device, with
+// the allocating thread's current site, until end_attribution().
+void begin_attribution(const torch::Device& device);
+device::PeakSnapshot end_attribution(const torch::Device& device);
+
+// Kernel times per launching op and user scope from Kineto/CUPTI (runtime.h).
+std::unique_ptr<device::KernelProfiler> kernel_profiler(const torch::Device& device);
 
 // A CUDA generator seeded with `seed`.
 at::Generator make_generator(uint64_t seed, const torch::Device& device);

@@ -30,6 +30,9 @@ double EventTimer::stop() { return 0; }
 MemoryStats memory(const torch::Device&) { absent("CUDA memory statistics"); }
 void reset_peak(const torch::Device&) { absent("CUDA memory statistics"); }
 void release_cached(const torch::Device&) { absent("CUDA caching allocator"); }
+void begin_attribution(const torch::Device&) { absent("CUDA memory attribution"); }
+device::PeakSnapshot end_attribution(const torch::Device&) { absent("CUDA memory attribution"); }
+std::unique_ptr<device::KernelProfiler> kernel_profiler(const torch::Device&) { absent("CUDA kernel profiler"); }
 at::Generator make_generator(uint64_t, const torch::Device&) { absent("CUDA generator"); }
 
 }  // namespace twinbench::cuda

@@ -10,6 +10,7 @@
 
 #include "harness/metrics/catalogue.h"
 #include "reports/html.h"
+#include "reports/why_section.h"
 #include "reports/svg.h"
 
 namespace twinbench::reports {
@@ -133,6 +134,7 @@ std::string bisect_text(const BisectResult& r) {
     if (p.cls == ProbeClass::kSkipped || p.cls == ProbeClass::kInconclusive)
       out += fmt::format("  {} {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls), p.explanation);
   out += fmt::format("\nresult: {}\n", answer(r));
+  if (r.why) out += "\n" + why_console(*r.why, "");  // the culprit's why (explain_analysis.h)
   return out;
 }
 
@@ -158,6 +160,7 @@ std::string bisect_markdown(const BisectResult& r) {
       notes += fmt::format("- `{}` {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls),
                            cell(p.explanation));
   if (!notes.empty()) out += "\n" + notes;
+  if (r.why) out += why_markdown(*r.why);
   return out;
 }
 
@@ -223,11 +226,13 @@ std::string bisect_json(const BisectResult& r) {
   j["sessions"] = r.probes.size();
   j["sessions_run"] = run_now;
   j["probes"] = probes;
+  if (r.why) j["why"] = why_json(*r.why);
   return j.dump(2);
 }
 
 std::string bisect_html(const BisectResult& r) {
   std::string body = html::section("answer", compare::to_string(r.outcome), "<p>" + html::escape(answer(r)) + "</p>");
+  if (r.why) body += why_html(*r.why);  // the culprit's why, under the answer
 
   std::vector<std::vector<std::string>> rows;
   for (size_t k = 0; k < r.probes.size(); ++k) {

@@ -8,6 +8,7 @@
 #include "harness/compare/comparison_json.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
+#include "reports/why_section.h"
 
 namespace twinbench::reports {
 
@@ -70,6 +71,7 @@ std::string branch_html(const BranchAnalysis& r) {
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const Comparison& c = r.comparisons[i];
     std::string part = comparison_table_html(c);
+    if (i < r.why.size() && r.why[i]) part += why_html(*r.why[i]);
     if (i < r.drift.size()) part += "<p class=\"muted\">Runs made apart: " + html::escape(r.drift[i]) + ".</p>";
     std::vector<std::pair<std::string, const RunView*>> labelled;
     if (!c.runs_a.empty()) labelled.emplace_back("baseline", c.runs_a.front());
@@ -112,6 +114,7 @@ std::string branch_markdown(const BranchAnalysis& r) {
     if (c.worst == compare::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
     for (const auto* m : open) out += fmt::format("- {} inconclusive: {}\n", m->spec.label, m->explanation);
     if (i < r.drift.size()) out += fmt::format("- host drift between the sets: {}\n", r.drift[i]);
+    if (i < r.why.size() && r.why[i]) out += why_markdown(*r.why[i]);
   }
   return out;
 }
@@ -131,6 +134,7 @@ std::string branch_json(const BranchAnalysis& r) {
     auto one = compare::to_json(r.comparisons[i]);
     one["variant"] = r.comparisons[i].variant;
     one["host_drift"] = i < r.drift.size() ? nlohmann::json(r.drift[i]) : nlohmann::json(nullptr);
+    if (i < r.why.size() && r.why[i]) one["why"] = why_json(*r.why[i]);
     j["comparisons"].push_back(one);
   }
   return j.dump(2);

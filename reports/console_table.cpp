@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "harness/metrics/catalogue.h"
+#include "reports/why_section.h"
 
 namespace twinbench::reports {
 
@@ -77,6 +78,12 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   }
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+  if (t.why) {  // the why of a decisive verdict: one line for the time, one for memory
+    std::string change;
+    for (const auto& row : t.rows)
+      if (row.verdict && row.spec.name == "step_time_median_s") change = row.verdict->change;
+    out += why_console(*t.why, change);
+  }
   return out;
 }
 

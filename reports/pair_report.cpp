@@ -11,6 +11,7 @@
 
 #include "reports/html.h"
 #include "reports/svg.h"
+#include "reports/why_section.h"
 
 namespace twinbench::reports {
 
@@ -185,6 +186,7 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
   body += status;
   body += html::section("metrics", fmt::format("Metrics: {} vs {}", c.label_a, c.label_b),
                         comparison_table_html(c) + html::legend(c.label_a, c.label_b));
+  if (index < report.why.size() && report.why[index]) body += why_html(*report.why[index]);
   if (c.parity) {
     const auto& p = *c.parity;
     body += html::section(
@@ -237,7 +239,10 @@ std::string pair_markdown(const PairAnalysis& r) {
                        step, parity);
   }
   // Every metric of every case (the MaxView table), as the HTML page shows it.
-  for (const auto& c : r.cases) out += fmt::format("\n### {}\n\n", c.case_name) + comparison_markdown(c);
+  for (size_t i = 0; i < r.cases.size(); ++i) {
+    out += fmt::format("\n### {}\n\n", r.cases[i].case_name) + comparison_markdown(r.cases[i]);
+    if (i < r.why.size() && r.why[i]) out += why_markdown(*r.why[i]);
+  }
   return out;
 }
 
@@ -248,10 +253,12 @@ std::string pair_json(const PairAnalysis& r) {
   j["a"] = r.variant_a;
   j["b"] = r.variant_b;
   j["cases"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.cases) {
+  for (size_t i = 0; i < r.cases.size(); ++i) {
+    const auto& c = r.cases[i];
     auto one = compare::to_json(c);
     one["pairs"] = c.pairs;  // interleaved pairs (an adaptive matrix: how many it took)
     one["sequential_looks"] = c.sequential_looks;
+    if (i < r.why.size() && r.why[i]) one["why"] = why_json(*r.why[i]);
     j["cases"].push_back(one);
   }
   return j.dump(2);

@@ -56,6 +56,23 @@ struct TrendPoint {
 std::string trend_chart(const std::vector<TrendPoint>& points, const std::vector<std::optional<double>>& baseline,
                         double band_fraction, const std::vector<size_t>& step_changes, const ChartOptions& o);
 
+// One ranked bar of a contribution chart: a value from zero, its interval as a
+// whisker where known; `highlight` bars are drawn solid (e.g. significant),
+// the others hollow; `note` is printed right of the plot ("71%").
+struct Bar {
+  std::string label;
+  double value = 0;
+  std::optional<double> low, high;
+  bool highlight = false;
+  std::string note;
+};
+
+// Horizontal bars from a shared zero line in the order given (rank order), a
+// label per row on the left, ~5 ticks on the value axis (o.x_label names it),
+// positive values in red and negative in green (a longer step is worse).
+// Height follows the bars (o.height ignored).
+std::string bar_chart(const std::vector<Bar>& bars, const ChartOptions& o);
+
 // A tiny axis-less line for table cells, the last point marked; fixed pixel size.
 std::string sparkline(const std::vector<double>& values, int width = 120, int height = 24);
 

@@ -91,6 +91,7 @@ std::string provenance_json(const Provenance& p) {
   }
   j["device_kind"] = p.device_kind;
   if (p.sequential_looks > 0) j["sequential_looks"] = p.sequential_looks;
+  if (!p.run_role.empty()) j["run_role"] = p.run_role;
   j["cpu_model"] = p.cpu_model;
   j["cpu_cores"] = p.cpu_cores;
   // Last, over every key above (GPU keys included): base/hardware.h.

@@ -42,6 +42,9 @@ struct Provenance {
   // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
   // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
   int sequential_looks = 0;
+  // "profile": a profiled run, made to tell a verdict's why (compare/profile_record.h),
+  // whose times no analysis reads; "" for every other run.
+  std::string run_role;
   // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
   std::string cpu_model;
   int cpu_cores = 0;

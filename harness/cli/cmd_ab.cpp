@@ -42,6 +42,13 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--db", o->ab.db, kDbHelp);
   cmd->add_option("--label-a", o->ab.label_a, "branch label recorded for A's runs (default ab:A)");
   cmd->add_option("--label-b", o->ab.label_b, "branch label recorded for B's runs (default ab:B)");
+  cmd->add_option("--why-runs", o->ab.why_runs,
+                  "after a session whose step time or peak memory is regressed or improved, this many rounds of "
+                  "profiled runs of each build (stored apart, never judged) to tell why (docs/verdicts.md); 0: none "
+                  "(default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
+      ->check(CLI::Range(0, 100));
+  cmd->add_flag("--why-always", o->ab.why_always, "make the profiled rounds whatever the verdict");
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
   cmd->add_flag("--fail-on-regression", o->fail_on_regression, "exit 1 when a metric regressed");
   cmd->callback([o, &exit_code] {

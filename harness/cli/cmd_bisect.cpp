@@ -71,6 +71,11 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
                   "shell words run in a commit's worktree with twinbench's arguments appended (default: the "
                   "worktree's twinbench binary); e.g. a twinbench binary whose case runs an external trainer");
   cmd->add_option("--work-dir", b.work_dir, "where worktrees and build logs go (default <git dir>/twinbench-bisect)");
+  cmd->add_option("--why-runs", b.why_runs,
+                  "found: this many rounds of profiled runs of the culprit and the commit before it, for the report's "
+                  "why (docs/verdicts.md); 0: none (default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
   cmd->callback([o, &exit_code] {
     bisect::finish_options(o->c);

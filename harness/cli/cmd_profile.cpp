@@ -36,10 +36,6 @@ struct StepBreakdown {
 
 constexpr const char* kOutsideOps = "outside ops (trainer glue, waits)";
 
-std::string short_phase(const std::string& phase) {
-  return phase.rfind("twinbench::", 0) == 0 ? phase.substr(11) : (phase.empty() ? "-" : phase);
-}
-
 StepBreakdown breakdown(const OpProfile& p) {
   StepBreakdown b;
   b.variant = p.variant;

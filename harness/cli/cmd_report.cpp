@@ -56,8 +56,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
           p->group.empty() ? "" : "group " + p->group + ": ", p->a, p->b, p->a, compare::groups_with_variant(db, p->a),
           p->b, compare::groups_with_variant(db, p->b)));
     const auto started = std::chrono::steady_clock::now();
-    const auto analysis =
-        compare::analyze_pair(std::move(selection.runs), selection.group_id, p->a, p->b, compare_options(p->r));
+    auto profiles = compare::load_profile_runs(db, selection.runs);  // the why of decisive verdicts
+    const auto analysis = compare::analyze_pair(std::move(selection.runs), selection.group_id, p->a, p->b,
+                                                compare_options(p->r), std::move(profiles));
     emit(reports::PairReport(analysis), p->r.emit, db, &analysis);
     if (p->r.emit.format == "html")
       std::cerr << fmt::format("pair report: {} cases rendered in {:.3f} s\n", analysis.cases.size(),

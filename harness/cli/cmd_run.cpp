@@ -22,6 +22,7 @@
 #include "harness/run/adaptive.h"
 #include "harness/run/matrix_shard.h"
 #include "harness/run/runner.h"
+#include "harness/run/why_runs.h"
 #include "harness/store/store.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/compare/run_tables.h"
@@ -59,6 +60,11 @@ struct ExecOpts {
   // verdicts decide, the budget is spent or --max-pairs is reached.
   bool adaptive = false;
   AdaptiveOptions adaptive_options;
+  // The why of a decisive verdict (docs/verdicts.md §15): profiled pairs of each
+  // case whose step-time or peak-memory verdict decided, or of every case.
+  int why_runs = 5;
+  bool why_always = false;
+  bool profile_run = false;  // every run of this invocation is a profiled run (`ab` asks its builds)
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -116,6 +122,16 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                   "case still runs at least 2 pairs")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--order-seed", o.adaptive_options.seed, "--adaptive: seed of each round's order (default: the clock)");
+  cmd->add_option("--why-runs", o.why_runs,
+                  "after the runs, this many profiled pairs (interleaved, stored apart from the timed runs, never "
+                  "judged) of every case whose step-time or peak-memory verdict is regressed or improved, to tell "
+                  "why in the tables and reports (docs/verdicts.md); 0: none (default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
+      ->check(CLI::Range(0, 100));
+  cmd->add_flag("--why-always", o.why_always, "profile every case (--why-runs pairs), decisive or not");
+  cmd->add_flag("--profile-run", o.profile_run,
+                "store every run as a profiled run: its op profile and what is live at its peak, its times never "
+                "judged (what `ab` asks of each build for the why of a decisive session)");
   cmd->add_option("--run-id", o.run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.repeat_index, "(launcher internal) the repeat number to record");
 }
@@ -153,6 +169,7 @@ compare::RunView view_of(const RunOutcome& r, const std::string& group_id) {
   v.run.provenance_json = r.provenance_json;
   if (r.metrics)
     for (const auto& [name, value] : metrics::to_list(*r.metrics)) v.metrics[name] = value;
+  for (const auto& [name, value] : r.profile_rows) v.metrics[name] = value;
   return v;
 }
 
@@ -160,10 +177,13 @@ compare::RunView view_of(const RunOutcome& r, const std::string& group_id) {
 // `report pair` / `report nway` over the same runs); an adaptive matrix's notes
 // in the titles and its summary below.
 void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std::string>& variants,
-                  const std::string& group_id, const AdaptiveResult* adaptive = nullptr) {
-  std::vector<compare::RunView> views;
+                  const std::string& group_id, const AdaptiveResult* adaptive = nullptr,
+                  const std::vector<RunOutcome>& profiled = {}) {
+  std::vector<compare::RunView> views, profiles;
   for (const auto& r : outcomes) views.push_back(view_of(r, group_id));
-  const auto tables = compare::analyze_run_tables(std::move(views), variants, compare::CompareOptions{});
+  for (const auto& r : profiled) profiles.push_back(view_of(r, group_id));
+  const auto tables =
+      compare::analyze_run_tables(std::move(views), variants, compare::CompareOptions{}, std::move(profiles));
   std::map<std::string, std::string> notes;
   if (adaptive)
     for (const auto& p : adaptive->cases)
@@ -174,6 +194,28 @@ void print_tables(const std::vector<RunOutcome>& outcomes, const std::vector<std
     for (const auto& p : adaptive->cases) rows.push_back({p.case_name, p.pairs, p.verdict, p.change, p.stopped_because, p.seconds});
     std::cout << reports::adaptive_summary(rows, adaptive->seconds, adaptive->confidence) << "\n";
   }
+}
+
+// The cases whose step-time or peak-memory verdict decided (the console's own
+// verdicts), or every case with two implementations when `always`: what the
+// profiled pairs explain.
+std::vector<std::string> cases_to_explain(const std::vector<RunOutcome>& outcomes,
+                                          const std::vector<std::string>& columns, const std::string& group_id,
+                                          bool always) {
+  std::vector<compare::RunView> views;
+  for (const auto& r : outcomes) views.push_back(view_of(r, group_id));
+  const auto tables = compare::analyze_run_tables(std::move(views), columns, compare::CompareOptions{});
+  std::vector<std::string> out;
+  for (const auto& t : tables.tables) {
+    if (t.columns.size() != 2 || !t.columns[0].measured || !t.columns[1].measured) continue;
+    bool decisive = false;
+    for (const auto& row : t.rows)
+      if (row.verdict && (row.spec.name == "step_time_median_s" || row.spec.name == "peak_memory_bytes") &&
+          (row.verdict->verdict == compare::Verdict::kRegressed || row.verdict->verdict == compare::Verdict::kImproved))
+        decisive = true;
+    if (decisive || always) out.push_back(t.case_name);
+  }
+  return out;
 }
 
 // Joins the data-parallel world on a helper thread while this one watches for a
@@ -279,6 +321,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   }
   options.group_id = o.group.empty() ? store::new_uuid() : o.group;
   options.labels = o.labels;
+  options.profile_run = o.profile_run;
   std::optional<AdaptiveResult> adaptive;
   if (o.adaptive) {
     auto order = variants;  // the reference is the implementation the others are judged against
@@ -287,18 +330,38 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     adaptive = run_adaptive(configs, order, options, o.adaptive_options, std::cerr);
   }
   const auto outcomes = adaptive ? adaptive->outcomes : run_all(configs, variants, options);
+  auto columns = variants;  // the reference first: the Diff / "vs" columns are against it
+  if (const auto ref = std::find(columns.begin(), columns.end(), o.reference); ref != columns.end())
+    std::rotate(columns.begin(), ref, ref + 1);
+
+  // The why (docs/verdicts.md §15): profiled pairs of each case that decided,
+  // after all the timed runs, stored apart from them.
+  std::vector<RunOutcome> profiled;
+  if (o.why_runs > 0 && columns.size() == 2 && !world && !o.profile_run && !stop_requested()) {
+    const auto explain = cases_to_explain(outcomes, columns, options.group_id, o.why_always);
+    for (const auto& config : configs) {
+      if (std::find(explain.begin(), explain.end(), case_label(config)) == explain.end()) continue;
+      std::cerr << fmt::format("why: {} profiled pair{} of {} ({} vs {}), stored apart from the timed runs\n", o.why_runs,
+                               o.why_runs == 1 ? "" : "s", case_label(config), columns[0], columns[1]);
+      for (auto& r : run_profile_pairs(config, columns[0], columns[1], o.why_runs, options)) {
+        if (r.status != RunStatus::completed)
+          std::cerr << fmt::format("why: profiled run of {} / {} {}: {}\n", r.case_name, r.variant, to_string(r.status),
+                                   r.reason);
+        profiled.push_back(std::move(r));
+      }
+    }
+  }
 
   if (o.json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& r : outcomes) list.push_back(run_json(r));
     std::cout << list.dump(2) << "\n";
   } else {
-    auto columns = variants;  // the reference first: the Diff / "vs" columns are against it
-    if (const auto ref = std::find(columns.begin(), columns.end(), o.reference); ref != columns.end())
-      std::rotate(columns.begin(), ref, ref + 1);
-    print_tables(outcomes, columns, options.group_id, adaptive ? &*adaptive : nullptr);
-    if (db && !world) std::cerr << fmt::format("{} {} stored in {} (group {})\n", outcomes.size(),
-                                     outcomes.size() == 1 ? "run" : "runs", db->path(), options.group_id);
+    print_tables(outcomes, columns, options.group_id, adaptive ? &*adaptive : nullptr, profiled);
+    if (db && !world)
+      std::cerr << fmt::format("{} {} stored in {} (group {}){}\n", outcomes.size(), outcomes.size() == 1 ? "run" : "runs",
+                               db->path(), options.group_id,
+                               profiled.empty() ? "" : fmt::format(", and {} profiled runs apart", profiled.size()));
   }
   std::vector<std::string> bad;
   for (const auto& r : outcomes)

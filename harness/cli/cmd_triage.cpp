@@ -116,6 +116,11 @@ void add_triage_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o->bisect.seed, "seed of the sessions' AB/BA order (default: clock)");
   cmd->add_option("--build", o->bisect.build_cmd, "shell command that builds a commit in its worktree (as bisect)");
   cmd->add_option("--run", o->bisect.run_cmd, "shell words that run a commit's twinbench (as bisect)");
+  cmd->add_option("--why-runs", o->bisect.why_runs,
+                  "each confirmed culprit: this many rounds of profiled runs of it and the commit before it, for "
+                  "its why (as bisect; default $TWINBENCH_WHY_RUNS, else 5)")
+      ->envname("TWINBENCH_WHY_RUNS")
+      ->check(CLI::Range(0, 100));
   cmd->add_option("--bisect-db", o->bisect_db, "SQLite file of the bisect sessions (default OUT/triage.db)");
   cmd->callback([o, &exit_code] {
     const auto db = open_existing_store(o->db);

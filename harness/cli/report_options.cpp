@@ -53,8 +53,11 @@ compare::BranchAnalysis analyze_branch(const store::Store& db, const BranchReque
   const auto at = b.baseline_at == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
   auto sides = compare::select_branch_sides(compare::StoreRuns(db), b.baseline, b.candidate, at, b.with_imported);
   std::cerr << command << ": " << sides.how << "\n";
+  std::vector<compare::RunView> both = sides.baseline;
+  both.insert(both.end(), sides.candidate.begin(), sides.candidate.end());
+  auto profiles = compare::load_profile_runs(db, both);  // the why of decisive verdicts
   return compare::analyze_branch(std::move(sides), b.baseline, b.candidate, split_commas(b.variants),
-                                 compare_options(r));
+                                 compare_options(r), std::move(profiles));
 }
 
 }  // namespace twinbench::cli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
+#include "harness/compare/explain_analysis.h"
 #include "harness/compare/run_view.h"
 #include "harness/compare/verdict.h"
 #include "harness/stats/interval.h"
@@ -82,6 +83,10 @@ struct BisectResult {
   std::string reason;  // why nothing to bisect, or why a range and not one commit
   std::string db;
   double seconds = 0;
+  // Found: why the culprit differs from the commit before it, from profiled
+  // rounds of the two (explain_analysis.h); its runs in why_runs.
+  std::vector<RunView> why_runs;
+  std::optional<Explanation> why;
   // The session that classified commit `index`: the newest good or bad one, else
   // the newest inconclusive, else the newest (skipped); nullptr when none.
   const Probe* probe_of(size_t index) const;

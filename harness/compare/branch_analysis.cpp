@@ -23,7 +23,8 @@ double worst_change(const Comparison& c) {
 }  // namespace
 
 BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref, const std::string& candidate_ref,
-                              const std::vector<std::string>& variants, const CompareOptions& options) {
+                              const std::vector<std::string>& variants, const CompareOptions& options,
+                              std::vector<RunView> profiles) {
   BranchAnalysis r;
   r.baseline_ref = baseline_ref;
   r.candidate_ref = candidate_ref;
@@ -108,6 +109,8 @@ BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref
     if (c.worst == Verdict::kRegressed || c.worst == Verdict::kNewFailure) ++r.regressions;
     if (!o.paired) r.drift.push_back(host_drift(c.runs_a, c.runs_b).text);
   }
+  r.profiles = std::move(profiles);
+  r.why = explain_all(r.comparisons, r.profiles, options.family.confidence);
   return r;
 }
 

@@ -9,6 +9,7 @@
 
 #include "harness/compare/baseline.h"
 #include "harness/compare/comparison.h"
+#include "harness/compare/explain_analysis.h"
 
 namespace twinbench::compare {
 
@@ -25,11 +26,15 @@ struct BranchAnalysis {
   // Series (case / implementation) that only one side ran: listed, never
   // compared, and not counted in the false-alarm family of those that are.
   std::vector<std::string> only_baseline, only_candidate;
+  std::vector<RunView> profiles;  // the profiled runs the explanations point to
+  std::vector<std::optional<Explanation>> why;  // per comparison (same order): explain_analysis.h
 };
 
 // The sides select_branch_sides chose; `variants`: the implementations to
 // compare (empty: all).
+// `profiles`: the profiled runs of the sides' groups (runs.h, load_profile_runs).
 BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref, const std::string& candidate_ref,
-                              const std::vector<std::string>& variants, const CompareOptions& options);
+                              const std::vector<std::string>& variants, const CompareOptions& options,
+                              std::vector<RunView> profiles = {});
 
 }  // namespace twinbench::compare

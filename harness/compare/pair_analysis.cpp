@@ -8,7 +8,7 @@
 namespace twinbench::compare {
 
 PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id, const std::string& a,
-                          const std::string& b, const CompareOptions& options) {
+                          const std::string& b, const CompareOptions& options, std::vector<RunView> profiles) {
   PairAnalysis analysis;
   analysis.group_id = group_id;
   analysis.variant_a = a;
@@ -25,6 +25,8 @@ PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id
   for (const auto& name : names)
     analysis.cases.push_back(
         compare_runs(name, a, b, select(analysis.runs, name, a), select(analysis.runs, name, b), o));
+  analysis.profiles = std::move(profiles);
+  analysis.why = explain_all(analysis.cases, analysis.profiles, options.family.confidence);
   return analysis;
 }
 

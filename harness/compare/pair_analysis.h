@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
+#include "harness/compare/explain_analysis.h"
 
 namespace twinbench::compare {
 
@@ -18,12 +19,16 @@ struct PairAnalysis {
   std::string variant_a, variant_b;
   std::vector<RunView> runs;      // owns what the comparisons point to
   std::vector<Comparison> cases;  // case order of the runs
+  std::vector<RunView> profiles;  // the profiled runs the explanations point to
+  std::vector<std::optional<Explanation>> why;  // per case: the why of a decisive verdict (explain_analysis.h)
 };
 
 // `runs`: oldest first (one group, or compare::select_pair_runs' choice). From
 // `options` the thresholds, the family's confidence and the target change are
 // used; pairing, the family's size and its looks are the analysis' own.
+// `profiles`: the profiled runs of the same groups (runs.h, load_profile_runs).
 PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id, const std::string& variant_a,
-                          const std::string& variant_b, const CompareOptions& options);
+                          const std::string& variant_b, const CompareOptions& options,
+                          std::vector<RunView> profiles = {});
 
 }  // namespace twinbench::compare

@@ -61,7 +61,7 @@ RunTable table_of(const std::string& case_name, const std::vector<RunView>& runs
 }  // namespace
 
 RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::string>& variants,
-                             const CompareOptions& options) {
+                             const CompareOptions& options, std::vector<RunView> profiles) {
   RunTables out;
   const auto names = case_names(runs);
   const bool has_reference = !variants.empty() && std::any_of(runs.begin(), runs.end(), [&](const RunView& v) {
@@ -69,8 +69,11 @@ RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::s
   });
   // The verdicts: the very analyses `report pair` and `report nway` make of these runs.
   if (variants.size() == 2 && has_reference) {
-    const PairAnalysis pair = analyze_pair(std::move(runs), "", variants[0], variants[1], options);
+    PairAnalysis pair = analyze_pair(std::move(runs), "", variants[0], variants[1], options, std::move(profiles));
     for (size_t i = 0; i < names.size(); ++i) out.tables.push_back(table_of(names[i], pair.runs, variants, {pair.cases[i]}));
+    // The explanations point into the pair's profiles, which the tables keep.
+    out.profiles = std::move(pair.profiles);
+    for (size_t i = 0; i < names.size(); ++i) out.tables[i].why = std::move(pair.why[i]);
   } else if (variants.size() > 2 && has_reference) {
     const NwayAnalysis nway = analyze_nway(std::move(runs), "", variants[0], variants, options);
     for (size_t i = 0; i < names.size(); ++i)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
+#include "harness/compare/explain_analysis.h"
 
 namespace twinbench::compare {
 
@@ -36,16 +37,19 @@ struct RunTable {
   std::vector<TableColumn> columns;  // the reference first
   std::vector<TableRow> rows;        // catalogue order; rows no run has (kWhenPresent) left out
   double confidence = 0.95;          // of the verdicts' intervals
+  std::optional<Explanation> why;    // two implementations: the pair analysis' why of this case
 };
 
 struct RunTables {
   std::vector<RunTable> tables;
+  std::vector<RunView> profiles;  // what the explanations point to
 };
 
 // `runs`: this invocation's runs (one group); `variants`: the implementations
 // in column order, the reference first. From `options` the thresholds and the
 // family's confidence are used, as by analyze_pair / analyze_nway.
+// `profiles`: this invocation's profiled runs (explained with two implementations).
 RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::string>& variants,
-                             const CompareOptions& options);
+                             const CompareOptions& options, std::vector<RunView> profiles = {});
 
 }  // namespace twinbench::compare

@@ -17,6 +17,7 @@
 
 #include "harness/base/git.h"
 #include "harness/compare/baseline.h"
+#include "harness/compare/profile_record.h"
 #include "harness/metrics/run_metrics.h"
 #include "harness/stats/summary.h"
 
@@ -40,13 +41,17 @@ void oldest_first(std::vector<RunView>& runs) {
 }  // namespace
 
 std::vector<RunView> views_of(const store::Store& db, std::vector<store::RunRecord> records, const LoadOptions& options) {
+  // Profiled runs (profile_record.h) are never timed runs, and the reverse.
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [&](const store::RunRecord& r) { return is_profile_run(r) != options.profiles; }),
+                records.end());
   std::reverse(records.begin(), records.end());  // oldest first
   std::vector<std::string> ids;
   ids.reserve(records.size());
   for (const auto& r : records) ids.push_back(r.run_id);
   auto metrics = db.metrics_of(ids);
   std::map<std::string, std::vector<StepRecord>> steps;
-  if (options.steps) steps = db.steps_of(ids);
+  if (options.steps && !options.profiles) steps = db.steps_of(ids);
   std::vector<RunView> out;
   out.reserve(records.size());
   for (auto& r : records) {
@@ -65,6 +70,23 @@ std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& f
 
 std::vector<RunView> load_runs(const store::Store& db, const store::RunFilter& filter, const LoadOptions& options) {
   return views_of(db, db.runs(filter), options);
+}
+
+std::vector<RunView> load_profile_runs(const store::Store& db, const std::vector<RunView>& runs) {
+  std::vector<std::string> groups;
+  for (const auto& v : runs)
+    if (std::find(groups.begin(), groups.end(), v.run.group_id) == groups.end()) groups.push_back(v.run.group_id);
+  LoadOptions load;
+  load.profiles = true;
+  std::vector<RunView> out;
+  for (const auto& g : groups) {
+    store::RunFilter f;
+    f.group_id = g;
+    for (auto& v : load_runs(db, f, load)) out.push_back(std::move(v));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RunView& x, const RunView& y) { return x.run.started_at < y.run.started_at; });
+  return out;
 }
 
 std::vector<RunView> load_nightly_runs(const store::Store& db, int days, const std::string& now_utc) {

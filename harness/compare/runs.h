@@ -22,15 +22,23 @@ namespace twinbench::compare {
 // rows per run): only what draws loss curves and step times reads them.
 struct LoadOptions {
   bool steps = true;
+  bool profiles = false;  // the profiled runs instead of the others (without their steps)
 };
-// All runs matching `filter` (oldest first), with metrics and steps.
+// All runs matching `filter` (oldest first), with metrics and steps. Profiled
+// runs (compare/profile_record.h) are never among them: their times are not
+// measurements; load_profile_runs reads them.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter = {});
 // All runs matching `filter` (oldest first), with metrics and, if asked, steps.
 std::vector<RunView> load_runs(const store::Store& store, const store::RunFilter& filter, const LoadOptions& options);
 // `records` (newest first, as Store::runs lists them) as RunViews, oldest
 // first: their metrics and (if asked) steps read a batch of runs per statement.
+// Profiled runs are dropped (kept alone with options.profiles).
 std::vector<RunView> views_of(const store::Store& store, std::vector<store::RunRecord> records,
                               const LoadOptions& options);
+
+// The profiled runs (why.* rows, no steps) of the groups `runs` came from,
+// oldest first: what explains the verdicts over those runs.
+std::vector<RunView> load_profile_runs(const store::Store& store, const std::vector<RunView>& runs);
 
 // The runs a nightly report reads: those that started on or after the day
 // `days` + 1 before `now_utc` (ISO-8601 UTC; empty: now), a day of margin for

@@ -9,7 +9,8 @@ namespace twinbench::compare {
 
 SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
                                 const std::string& label_a, const std::string& label_b,
-                                const std::map<std::string, double>& thresholds, const Family& family) {
+                                const std::map<std::string, double>& thresholds, const Family& family,
+                                std::vector<RunView> profiles) {
   SessionAnalysis s;
   s.runs = std::move(runs);
   auto find = [&](const std::string& id) -> RunView& {
@@ -44,6 +45,9 @@ SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std
     }
     s.metrics.push_back(std::move(row));
   }
+  s.profiles = std::move(profiles);
+  auto why = explain_all({s.comparison}, s.profiles, family.confidence);
+  s.why = std::move(why.front());
   return s;
 }
 

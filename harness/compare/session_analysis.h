@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
+#include "harness/compare/explain_analysis.h"
 
 namespace twinbench::compare {
 
@@ -24,13 +25,17 @@ struct SessionAnalysis {
   Comparison comparison;
   std::vector<SessionMetric> metrics;  // spec order; metrics neither side has are left out
   double confidence = 0.95;            // of each interval
+  std::vector<RunView> profiles;       // the session's profiled runs
+  std::optional<Explanation> why;      // when the comparison wants one or has profiled runs
 };
 
 // `runs`: the session's runs; `rounds`: per round, the run ids of A and B (a run
 // id not among `runs` is std::invalid_argument naming it). `family` gives the
-// session's confidence and looks (one comparison).
+// session's confidence and looks (one comparison). `profiles`: the session's
+// profiled runs (runs.h, load_profile_runs), for its why.
 SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
                                 const std::string& label_a, const std::string& label_b,
-                                const std::map<std::string, double>& thresholds, const Family& family);
+                                const std::map<std::string, double>& thresholds, const Family& family,
+                                std::vector<RunView> profiles = {});
 
 }  // namespace twinbench::compare

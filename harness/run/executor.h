@@ -38,6 +38,8 @@ struct RunOutcome {
   // What the store holds of the run beside its metrics, so that the tables after
   // `run` judge it as the reports do (loss bands by its arithmetic, looks, hardware).
   std::string config_json = "{}", provenance_json = "{}";
+  // A profiled run's why.* rows (compare/profile_record.h), stored beside its metrics.
+  std::vector<std::pair<std::string, std::optional<double>>> profile_rows;
 };
 
 // `twinbench profile`: in-process runs observe their ops from step `from_step` on
@@ -67,6 +69,10 @@ struct RunnerOptions {
   std::string adopted_run_id;  // a worker of a launcher: the run row rank 0 fills in
   int repeat_index = -1;       // a worker of a launcher: the repeat to record (-1 = count)
   ProfileRequest* profile = nullptr;  // in-process runs only
+  // Every run is a profiled run (run/run_profile.h): marked so in its provenance,
+  // its op profile and memory at the peak stored as why.* rows, its times never
+  // judged. In-process runs only; others are recorded as skipped.
+  bool profile_run = false;
   // Runs of the adaptive matrix (run/adaptive.h): the looks each case allows
   // itself, recorded in every run's provenance for the reports (0 = fixed repeats).
   int sequential_looks = 0;

@@ -17,6 +17,7 @@
 #include "harness/run/out_of_memory.h"
 #include "harness/run/plan.h"
 #include "harness/run/progress.h"
+#include "harness/run/run_profile.h"
 #include "harness/run/trainer.h"
 #include "models/device/runtime.h"
 #include "models/torch_compat.h"
@@ -135,6 +136,9 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
   try {
     const device::DeviceRuntime& runtime = device::runtime_for(o.device);
     runtime.reset_peak(o.device);
+    // A profiled run (executor.h): attribution from before the model exists, ops from the first steady step.
+    std::optional<RunProfiler> why;
+    if (o.profile_run) why.emplace(o.device, std::max<int64_t>(1, config.measure.warmup_steps));
     auto variant = make_variant(out.variant, {config.model, static_cast<uint64_t>(config.train.seed), o.device});
     if (config.train.remat == "full") variant->enable_recompute();
     // Data parallel: the source yields global batches (batch rows per rank) and
@@ -164,6 +168,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     hooks.on_step = [&](const StepRecord& r) {
       writer.add(r);
       if (o.progress && rank0) progress.step(r);
+      if (why) why->on_step(r);
       if (!o.profile) return;
       if (r.step >= o.profile->from_step) {
         ++profiled.steps;
@@ -183,6 +188,8 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
       ops.step_seconds = profiled.step_seconds;
       o.profile->results.push_back(std::move(ops));
     }
+    std::optional<compare::RunProfile> profiled_run;
+    if (why) profiled_run = why->finish(*variant);
     writer.flush();
     const Plan plan = make_plan(config, static_cast<int>(config.dist.nproc));
     RunMetrics m = run_metrics(result, trained.param_count(), plan.flops.total());
@@ -211,6 +218,10 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     if (o.progress && rank0) progress.finish(std::string(to_string(result.status)));
     auto metrics = metrics::to_list(m);
     metrics.insert(metrics.end(), metrics_extra.begin(), metrics_extra.end());
+    if (profiled_run) {
+      out.profile_rows = compare::profile_rows(*profiled_run);
+      metrics.insert(metrics.end(), out.profile_rows.begin(), out.profile_rows.end());
+    }
     if (result.status == RunStatus::completed && config.model.quant_mode == "int8" && rank0) {
       const auto extra = int8_export_metrics(trained, config, out.variant,
                                              out.run_id.empty() ? fmt::format("{}-{}", out.variant, out.repeat) : out.run_id,

@@ -1,8 +1,11 @@
-// Where the time of a training step goes, op by op: a RecordFunction observer that
-// adds up each op's self time (its time minus the ops it called) per step phase,
-// and a fixed mapping of ops to the categories docs/performance.md reports
-// (GEMM, attention, element-wise, copies and layout, allocation, optimizer,
-// autograd, harness bookkeeping). `twinbench profile` drives it.
+// Where the time of a training step goes, op by op: one process-wide
+// RecordFunction observer that adds up each op's self time (its time minus the
+// ops it called) per step phase, names the allocation site of every op for
+// memory attribution (models/device/attribution.h), and runs the test hooks
+// that plant a slower op or an extra allocation inside an op's scope
+// (slowdown.h, extra_alloc.h). `twinbench profile` and the profiled runs of a
+// verdict's "why" (docs/verdicts.md) drive it; the categories and phases are
+// harness/metrics/op_categories.h.
 #pragma once
 
 #include <cstdint>
@@ -10,16 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace twinbench {
+#include "harness/metrics/op_categories.h"
 
-// The step phases the trainer marks with RECORD_USER_SCOPE (trainer.cpp); an op
-// belongs to the innermost phase it ran in, "" when none.
-inline constexpr const char* kPhaseForward = "twinbench::forward";
-inline constexpr const char* kPhaseBackward = "twinbench::backward";
-inline constexpr const char* kPhaseClip = "twinbench::clip";
-inline constexpr const char* kPhaseOptimizer = "twinbench::optimizer";
-inline constexpr const char* kPhaseBookkeeping = "twinbench::bookkeeping";
-inline constexpr const char* kPhaseEval = "twinbench::eval";  // not part of a training step
+namespace twinbench {
 
 struct OpTotal {
   double self_seconds = 0;
@@ -35,8 +31,14 @@ struct OpProfile {
   double step_seconds = 0;  // wall time of the observed steps, summed
 };
 
+// Installs the observer for the rest of the process (idempotent). Cheap while
+// nothing asks anything of it: a frame push and pop per op. The trainer
+// installs it when a test hook needs ops; OpProfiler and site naming install
+// it themselves.
+void install_op_observer();
+
 // Observes every op on every thread between start() and stop(). One at a time per
-// process (it installs a global callback); the callback costs a clock read per op.
+// process; the observer costs a clock read per op while it runs.
 class OpProfiler {
  public:
   OpProfiler() = default;
@@ -49,15 +51,21 @@ class OpProfiler {
   OpProfile stop();
 
  private:
-  uint64_t handle_ = 0;
   bool running_ = false;
 };
 
-// The category of an op's self time: by phase for the optimizer, clipping, the
-// harness's bookkeeping and evaluation (kEvalCategory), else by op name.
-std::string op_category(const std::string& phase, const std::string& op);
-inline constexpr const char* kEvalCategory = "evaluation (not part of a step)";
-// The categories of a training step, in the order tables show them.
-const std::vector<std::string>& op_categories();
+// While on, every op sets its thread's allocation site (models/device/
+// attribution.h) to "<phase>|<outer op> > <inner op>": the outermost op of the
+// phase (an autograd node in backward, the op the model called in forward) and
+// the innermost op that is not a bare allocation (aten::empty and its kind),
+// so that a block reads "backward|torch::autograd::AccumulateGrad > aten::clone".
+void set_site_naming(bool on);
+
+// The parts of a site name; `site` as set_site_naming writes it.
+struct SiteParts {
+  std::string phase;  // "twinbench::backward", "" outside every phase
+  std::string ops;    // "torch::autograd::AccumulateGrad > aten::clone", "" outside every op
+};
+SiteParts split_site(const std::string& site);
 
 }  // namespace twinbench

@@ -64,7 +64,7 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
-  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}"};
+  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   describe_device(o.device, prov);
@@ -81,12 +81,18 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.gemm_backend = gemm::backend();
   prov.device_kind = runtime.name();
   if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
+  if (o.profile_run) prov.run_role = "profile";
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
   out.config_json = record.config_json;
   out.provenance_json = record.provenance_json;
 
-  const std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
-                                                        : choice.skip_reason;
+  std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
+                                                  : choice.skip_reason;
+  // A profiled run observes the ops of this process (run/run_profile.h).
+  if (reason.empty() && o.profile_run && (is_external_variant(config, variant_name) || config.dist.nproc > 1))
+    reason = is_external_variant(config, variant_name)
+                 ? "a profiled run observes ops in this process; an external trainer runs as its own"
+                 : "a profiled run observes ops in this process; a data-parallel run is launched as workers";
   if (!reason.empty()) {
     out.status = RunStatus::skipped;
     out.reason = reason;

@@ -13,6 +13,7 @@
 #include <ATen/record_function.h>
 
 #include "harness/run/checkpoint.h"
+#include "harness/run/extra_alloc.h"
 #include "harness/run/op_profile.h"
 #include "harness/run/optim/optimizer.h"
 #include "harness/run/slowdown.h"
@@ -74,6 +75,13 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   const bool bf16 = t.dtype == "bf16";
   const int64_t warmup = std::max<int64_t>(1, c.measure.warmup_steps);
 
+  // The test hooks that act inside op scopes (slowdown.h, extra_alloc.h) need the op observer.
+  if (slowdown::inside_scopes() || extra_alloc::inside_ops()) install_op_observer();
+  extra_alloc::arm(device);
+  struct Release {
+    ~Release() { extra_alloc::release(); }
+  } release_planted;
+
   TrainResult result;
   int64_t forward_index = position.forward_index;
   StepSync* sync = hooks.sync;
@@ -125,7 +133,8 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       RECORD_USER_SCOPE(kPhaseOptimizer);
       optimizer->step();
     }
-    // TWINBENCH_TEST_SLOW_OP=step:P (measurement campaigns, tests): P% more work per step.
+    // TWINBENCH_TEST_SLOW_OP (measurement campaigns, tests): step:P burns P% more work per
+    // step here; op:/phase: modes take this step's time as the next step's base.
     slowdown::burn(clock->wait());
 
     StepRecord record;

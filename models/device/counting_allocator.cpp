@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "models/device/attribution.h"
 #include "models/torch_compat.h"
 
 namespace twinbench::device {
@@ -20,6 +21,12 @@ std::atomic<int64_t> g_peak{0};
 std::atomic<bool> g_installed{false};
 c10::Allocator* g_base = nullptr;
 
+// Memory attribution of the CPU (attribution.h): idle unless a profiled run began it.
+PeakTracker& cpu_tracker() {
+  static PeakTracker* t = new PeakTracker();  // never destroyed: frees may come during exit
+  return *t;
+}
+
 void count(int64_t delta) {
   const int64_t now = g_live.fetch_add(delta, std::memory_order_relaxed) + delta;
   int64_t peak = g_peak.load(std::memory_order_relaxed);
@@ -30,7 +37,9 @@ void count(int64_t delta) {
 void release(void* data) {
   if (data == nullptr) return;
   auto* block = static_cast<char*>(data) - kHeader;
-  count(-static_cast<int64_t>(*reinterpret_cast<size_t*>(block)));
+  const auto bytes = static_cast<int64_t>(*reinterpret_cast<size_t*>(block));
+  if (cpu_tracker().active()) cpu_tracker().on_free(reinterpret_cast<uintptr_t>(data), bytes);
+  count(-bytes);
   g_base->raw_deallocate(block);
 }
 
@@ -42,6 +51,7 @@ class CountingCpuAllocator final : public compat::AllocatorBase {
     *reinterpret_cast<size_t*>(block) = n;
     count(static_cast<int64_t>(n));
     void* data = block + kHeader;
+    if (cpu_tracker().active()) cpu_tracker().on_alloc(reinterpret_cast<uintptr_t>(data), static_cast<int64_t>(n));
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
@@ -59,6 +69,9 @@ void install_counting_allocator() {
 
 int64_t counted_live_bytes() { return g_live.load(std::memory_order_relaxed); }
 int64_t counted_peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
+void begin_counted_attribution() { cpu_tracker().begin(counted_live_bytes()); }
+PeakSnapshot end_counted_attribution() { return cpu_tracker().end(); }
+
 void reset_counted_peak() { g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 }  // namespace twinbench::device

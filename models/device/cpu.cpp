@@ -45,6 +45,9 @@ class CpuRuntime final : public DeviceRuntime {
   }
   void reset_peak(const torch::Device& /*device*/) const override { reset_counted_peak(); }
   void release_cached(const torch::Device& /*device*/) const override {}
+  void begin_attribution(const torch::Device& /*device*/) const override { begin_counted_attribution(); }
+  PeakSnapshot end_attribution(const torch::Device& /*device*/) const override { return end_counted_attribution(); }
+  std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& /*device*/) const override { return nullptr; }
 
   bool native_gemm(LowPrecision /*kind*/, const torch::Device& /*device*/) const override { return false; }
   bool fused_attention() const override { return false; }

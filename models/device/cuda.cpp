@@ -76,6 +76,11 @@ class CudaRuntime final : public DeviceRuntime {
   }
   void reset_peak(const torch::Device& device) const override { cuda::reset_peak(device); }
   void release_cached(const torch::Device& device) const override { cuda::release_cached(device); }
+  void begin_attribution(const torch::Device& device) const override { cuda::begin_attribution(device); }
+  PeakSnapshot end_attribution(const torch::Device& device) const override { return cuda::end_attribution(device); }
+  std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& device) const override {
+    return cuda::kernel_profiler(device);
+  }
 
   // int8 tensor cores from compute capability 8.0 (at::_int_mm), fp8 from 8.9 (at::_scaled_mm).
   bool native_gemm(LowPrecision kind, const torch::Device& device) const override {

@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/device/attribution.h"
+
 namespace twinbench::device {
 
 // An accelerator's part of the hardware fingerprint (provenance's gpu_* keys):
@@ -102,6 +104,26 @@ struct Calibration {
   std::vector<std::pair<int64_t, int>> sizes;
 };
 
+// The device time of the kernels each op launched, for a profiled run
+// (docs/verdicts.md, "Why"): on an accelerator an op's host time is only its
+// launch, so what it costs the device comes from the device's own activity
+// records (Kineto/CUPTI on CUDA), summed per op and per the innermost
+// RecordFunction user scope it ran in (the trainer's phases).
+struct KernelTime {
+  std::string scope;  // the innermost user scope around the launching op ("" when none)
+  std::string op;     // the op that launched the kernels
+  double seconds = 0;  // summed device time of its kernels, copies and fills
+  int64_t kernels = 0;
+};
+
+class KernelProfiler {
+ public:
+  virtual ~KernelProfiler() = default;
+  virtual void start() = 0;
+  // Stops recording; what the device did since start().
+  virtual std::vector<KernelTime> stop() = 0;
+};
+
 // Low-precision GEMMs a device may have natively (models/quant.h).
 enum class LowPrecision { kInt8, kFp8 };
 
@@ -153,6 +175,18 @@ class DeviceRuntime {
   // Gives cached blocks back (between runs of a matrix, so that one run's cache
   // does not count against the next run's headroom); nothing to do on the CPU.
   virtual void release_cached(const torch::Device& device) const = 0;
+  // Memory attribution (attribution.h) for a profiled run: begun right after
+  // reset_peak, every allocation on the device is recorded with its thread's
+  // current site until end_attribution(), which returns what was live at the
+  // peak (the CPU's counting allocator; the CUDA caching allocator's trace).
+  virtual void begin_attribution(const torch::Device& device) const = 0;
+  virtual PeakSnapshot end_attribution(const torch::Device& device) const = 0;
+
+  // --- Op times of a profiled run.
+  // nullptr where an op's host self time is its device time (the CPU: the
+  // RecordFunction observer of harness/run/op_profile.h measures it); else
+  // the device's kernel times per op (CUDA: Kineto/CUPTI).
+  virtual std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& device) const = 0;
 
   // --- Kernels.
   // Whether `kind` products run natively here (CUDA: int8 from compute

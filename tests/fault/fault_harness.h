@@ -78,7 +78,8 @@ class Process {
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
-    Env all{{"TWINBENCH_THREADS", "1"}, {"OMP_WAIT_POLICY", "PASSIVE"},
+    // TWINBENCH_WHY_RUNS=0: no profiled runs after a decisive verdict (docs/verdicts.md §15).
+    Env all{{"TWINBENCH_THREADS", "1"}, {"OMP_WAIT_POLICY", "PASSIVE"}, {"TWINBENCH_WHY_RUNS", "0"},
             {"TWINBENCH_CASES", std::string(TWINBENCH_SOURCE_DIR) + "/cases"}};
     for (const auto& [k, v] : env) all[k] = v;
     std::vector<std::string> env_strings;

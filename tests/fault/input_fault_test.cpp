@@ -249,6 +249,43 @@ TEST(FaultInput, NonFiniteAndExtremeConfigValues) {
   expect_integrity_ok(db);
 }
 
+// The test hooks that plant a why's cause (docs/verdicts.md §15): a malformed
+// value never silently measures nothing; the run fails, stored with a reason
+// naming the variable, the value and the forms it takes.
+TEST(FaultInput, MalformedPlantedCausesNameTheVariableAndValue) {
+  const Scratch s("planted");
+  const std::string db = s.path("planted.db");
+  const std::string slow = "TWINBENCH_TEST_SLOW_OP", alloc = "TWINBENCH_TEST_EXTRA_ALLOC";
+  const std::string slow_forms = " \\(known: step:P, op:NAME:P, phase:NAME:P; P = extra percent of each step\\)";
+  const std::string alloc_forms = " \\(known: op:NAME:BYTES, e.g. op:aten::mm:16MiB\\)";
+  struct Case {
+    std::string variable, value, why;  // why: a regex
+  };
+  const std::vector<Case> cases{
+      {slow, "op:aten::mm", "give op:NAME:P" + slow_forms},
+      {slow, "op::10", "give op:NAME:P" + slow_forms},
+      {slow, "op:aten::mm:0", "P must be an integer percent in 1..1000" + slow_forms},
+      {slow, "op:aten::mm:5%", "P must be an integer percent in 1..1000" + slow_forms},
+      {slow, "phase:attention:10", "the phase must be forward, backward, clip or optimizer" + slow_forms},
+      {slow, "aten::mm:10", "unknown form" + slow_forms},
+      {alloc, "op:aten::mm", "give op:NAME:BYTES" + alloc_forms},
+      {alloc, "op:aten::mm:lots", "'lots' is not a memory size: .*" + alloc_forms},
+      {alloc, "alloc:16MiB", "unknown form" + alloc_forms},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.variable + "=" + c.value);
+    const auto r = twinbench(s.dir(), {"run", "--preset", "tiny", "--variant", "functional", "train.steps=2",
+                                       "--no-progress", "--db", db},
+                             {{c.variable, c.value}});
+    EXPECT_EQ(r.code, 1) << r.err;
+    const std::string stored = query_text(db, "SELECT status || ': ' || reason FROM runs ORDER BY rowid DESC");
+    // The values hold no regex metacharacters.
+    EXPECT_TRUE(std::regex_match(stored, std::regex("failed: " + c.variable + "='" + c.value + "': " + c.why)))
+        << stored;
+  }
+  expect_integrity_ok(db);
+}
+
 // Strings a report must show as text, never as markup or SQL.
 const std::string kBranch = "<script>alert(1)</script>'; DROP TABLE runs;--";
 const std::string kCommit = "\"><img src=x onerror=alert(2)>";

@@ -8,7 +8,6 @@
 // steps burn 80% more time (beyond what 6 paired rounds leave in doubt).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,6 +19,7 @@ namespace {
 
 using twinbench::testing::CliHarness;
 using twinbench::testing::Result;
+using twinbench::testing::ab_metric;
 
 CliHarness& harness() {
   static CliHarness h("ab");
@@ -33,21 +33,10 @@ const std::string kWorkload = " --case 01_base model.preset=tiny train.seq_len=6
 
 // An executable shell script at `name` in the work dir.
 std::string script(const std::string& name, const std::string& body) {
-  const std::string p = path(name);
-  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(p.c_str(), 0755);
-  return p;
+  return twinbench::testing::write_script(harness(), name, body);
 }
 
 bool exists(const std::string& p) { return std::ifstream(p).good(); }
-
-const nlohmann::json& metric(const nlohmann::json& result, const std::string& name) {
-  for (const auto& m : result.at("metrics"))
-    if (m.at("metric") == name) return m;
-  ADD_FAILURE() << "no metric " << name << " in " << result.dump();
-  static const nlohmann::json none = nlohmann::json::object();
-  return none;
-}
 
 using twinbench::testing::query_int;
 
@@ -130,15 +119,15 @@ TEST(AbSession, SameBuildIsNoiseAndBothSidesShareOneGroup) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("case"), "01_base");
-  const std::string time_verdict = metric(j, "step_time_median_s").at("verdict");
+  const std::string time_verdict = ab_metric(j, "step_time_median_s").at("verdict");
   EXPECT_TRUE(time_verdict == "no change" || time_verdict == "inconclusive") << r.out;
-  EXPECT_EQ(metric(j, "final_loss").at("verdict"), "no change");  // same seed, same code: identical
-  EXPECT_EQ(metric(j, "final_loss").at("change"), "0");
-  EXPECT_EQ(metric(j, "peak_memory_bytes").at("verdict"), "no change");
+  EXPECT_EQ(ab_metric(j, "final_loss").at("verdict"), "no change");  // same seed, same code: identical
+  EXPECT_EQ(ab_metric(j, "final_loss").at("change"), "0");
+  EXPECT_EQ(ab_metric(j, "peak_memory_bytes").at("verdict"), "no change");
   EXPECT_EQ(j.at("stopped_because"), "fixed rounds");
-  EXPECT_EQ(metric(j, "step_time_median_s").at("rounds_a").size(), 8u);
-  const double low = metric(j, "step_time_median_s").at("ratio_ci_low"),
-               high = metric(j, "step_time_median_s").at("ratio_ci_high");
+  EXPECT_EQ(ab_metric(j, "step_time_median_s").at("rounds_a").size(), 8u);
+  const double low = ab_metric(j, "step_time_median_s").at("ratio_ci_low"),
+               high = ab_metric(j, "step_time_median_s").at("ratio_ci_high");
   EXPECT_LE(low, high);
 
   // Each round AB or BA at random.
@@ -189,7 +178,7 @@ TEST(AbSession, SequentialSessionStopsOnceDecisive) {
   EXPECT_EQ(j.at("looks"), 4);
   EXPECT_LE(j.at("rounds").size(), 8u) << r.out;
   EXPECT_EQ(std::string(j.at("stopped_because")).rfind("decisive after", 0), 0u) << r.out;
-  EXPECT_EQ(metric(j, "step_time_median_s").at("verdict"), "regressed") << r.out;
+  EXPECT_EQ(ab_metric(j, "step_time_median_s").at("verdict"), "regressed") << r.out;
   EXPECT_NE(r.err.find("ab: look 1/4 after 3 rounds"), std::string::npos) << r.err;
   // The interval's confidence pays for every look and both timing tests: 1 - 0.05 / (2 x 4).
   EXPECT_NEAR(j.at("confidence").get<double>(), 1 - 0.05 / 8, 1e-12);

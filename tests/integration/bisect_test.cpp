@@ -81,7 +81,7 @@ nlohmann::json parse(const Result& r) {
 
 TEST(Bisect, FindsTheFirstSlowCommitAndASecondBisectReusesItsRuns) {
   const std::string repo = make_repo("found", 16, 11, kSlow);
-  const Result r = twinbench(bisect_args(repo, "found.db", 16) + " --json");
+  const Result r = twinbench(bisect_args(repo, "found.db", 16) + " --why-runs 3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = parse(r);
   EXPECT_EQ(j.at("outcome"), "found");
@@ -128,6 +128,17 @@ TEST(Bisect, FindsTheFirstSlowCommitAndASecondBisectReusesItsRuns) {
               culprit_against_good ? std::min(0.9, std::sqrt(confirmed) - 1) : 1 - 1 / std::sqrt(confirmed), 1e-9);
   EXPECT_EQ(j.at("sessions_run"), probes.size());
   EXPECT_NE(r.err.find("bisect: confirm: bad "), std::string::npos) << r.err;
+  // The culprit's why (docs/verdicts.md §15), from 3 profiled rounds of it and the
+  // commit before it: the planted step slowdown burns at the step boundary,
+  // outside every op, so the remainder holds the change, not an op.
+  EXPECT_NE(r.err.find("bisect: why: 3 profiled rounds of"), std::string::npos) << r.err;
+  ASSERT_TRUE(j.contains("why")) << r.out;
+  const auto& why_time = j.at("why").at("time");
+  EXPECT_EQ(why_time.at("runs_b"), 3);
+  EXPECT_GT(why_time.at("remainder").at("change_s").get<double>(),
+            0.5 * why_time.at("step").at("change_s").get<double>())
+      << why_time.dump(1);
+  EXPECT_GT(why_time.at("step").at("change_s").get<double>(), 0);
 
   // Every run carries its commit: the culprit's runs are in the store under it.
   const std::string db = path("found.db");
@@ -148,6 +159,8 @@ TEST(Bisect, FindsTheFirstSlowCommitAndASecondBisectReusesItsRuns) {
   for (const auto& p : k.at("probes")) EXPECT_TRUE(p.at("reused").get<bool>());
   ASSERT_EQ(k.at("probes").size(), probes.size());
   EXPECT_EQ(k.at("probes")[culprit_at].at("group_id"), group);
+  EXPECT_EQ(again.err.find("bisect: why:"), std::string::npos) << "the stored why rounds are reused";
+  EXPECT_EQ(k.at("why").at("time").at("runs_b"), 3);
 
   // The report replays it from the store: the probes in order, the culprit with its interval.
   const Result md = twinbench("report bisect --repo " + repo + " --good main~15 --bad main --db found.db --alpha 0.01 "
@@ -161,6 +174,7 @@ TEST(Bisect, FindsTheFirstSlowCommitAndASecondBisectReusesItsRuns) {
   EXPECT_TRUE(confirm_row < probe1 && probe1 < probe2 && probe2 != std::string::npos) << md.out;
   EXPECT_NE(md.out.find(std::string(culprit.at("change"))), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("**first bad**"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("#### Why"), std::string::npos) << md.out;  // the culprit's why, replayed
 
   const Result html = twinbench("report bisect --repo " + repo + " --good main~15 --bad main --db found.db --alpha 0.01 "
                                 "--max-rounds 4 --out site" + kWorkload);

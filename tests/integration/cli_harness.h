@@ -5,6 +5,7 @@
 #pragma once
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace twinbench::testing {
 
@@ -51,8 +55,10 @@ class CliHarness {
   // The shell command line; `exec` replaces the shell, so a spawned pid is
   // twinbench's own and signals reach it.
   std::string command(const std::string& args, bool exec = false) const {
-    return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" + TWINBENCH_SOURCE_DIR +
-           "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
+    // TWINBENCH_WHY_RUNS=0: no profiled runs after a decisive verdict unless a test asks
+    // (--why-runs): they would add runs to stores that tests count, and minutes to CI.
+    return "cd " + dir_.string() + " && export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0 TWINBENCH_CASES=" +
+           TWINBENCH_SOURCE_DIR + "/cases && " + (exec ? "exec " : "") + TWINBENCH_BIN + " " + args;
   }
 
   // Starts twinbench in the background (stdout discarded, stderr appended to
@@ -74,6 +80,24 @@ class CliHarness {
  private:
   std::filesystem::path dir_;
 };
+
+// An executable shell script `name` in the harness's work dir (e.g. a wrapper
+// that runs twinbench with a planted slowdown, as `ab` gets it for a build).
+inline std::string write_script(const CliHarness& harness, const std::string& name, const std::string& body) {
+  const std::string p = harness.path(name);
+  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(p.c_str(), 0755);
+  return p;
+}
+
+// The row of metric `name` in an `ab --json` result (a test failure when absent).
+inline const nlohmann::json& ab_metric(const nlohmann::json& result, const std::string& name) {
+  for (const auto& m : result.at("metrics"))
+    if (m.at("metric") == name) return m;
+  ADD_FAILURE() << "no metric " << name << " in " << result.dump();
+  static const nlohmann::json none = nlohmann::json::object();
+  return none;
+}
 
 // The pid of rank `rank` among the workers of the launch with this group id,
 // waiting up to `tries` x 100 ms for it to appear; -1 if none.

@@ -157,7 +157,10 @@ def main():
         return 1
 
     scratch = tempfile.mkdtemp(prefix="twinbench-readme-")
-    env = dict(os.environ, TWINBENCH_CASES=os.path.join(SOURCE, "cases"), TWINBENCH_UNDER_TEST=a.bin)
+    # TWINBENCH_WHY_RUNS=0: no profiled pairs after a decisive verdict (docs/verdicts.md §15); whether a
+    # reduced run decides on a loaded CI host is chance, and its why would add a minute at random.
+    env = dict(os.environ, TWINBENCH_CASES=os.path.join(SOURCE, "cases"), TWINBENCH_UNDER_TEST=a.bin,
+               TWINBENCH_WHY_RUNS="0")
     env.pop("TWINBENCH_DB", None)
     shutil.copy(os.path.join(SOURCE, "README.md"), scratch)
     for log in ("maxtext_linen.log", "maxtext_nnx.log"):

@@ -39,8 +39,9 @@ constexpr int kNights = 12;  // commits 0, 2, ..., 22 of a 24-commit history
 // `binary args` as the harness runs twinbench (its directory, one thread, the source tree's cases).
 Result run_binary(const std::string& binary, const std::string& args) {
   const std::string out = path("bin.out"), err = path("bin.err");
-  const int code = shell("cd " + harness().dir().string() + " && export TWINBENCH_THREADS=1 TWINBENCH_CASES=" +
-                         TWINBENCH_SOURCE_DIR + "/cases && " + binary + " " + args + " >" + out + " 2>" + err);
+  const int code = shell("cd " + harness().dir().string() +
+                         " && export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0 TWINBENCH_CASES=" + TWINBENCH_SOURCE_DIR +
+                         "/cases && " + binary + " " + args + " >" + out + " 2>" + err);
   return {code, slurp(out), slurp(err)};
 }
 

@@ -122,8 +122,8 @@ class MergeBase : public ::testing::Test {
   // twinbench in the repository (where git can find the merge-base).
   static Result in_repo(const std::string& args) {
     const auto out = path("in_repo.out"), err = path("in_repo.err");
-    const int code = shell("cd " + repo() + " && TWINBENCH_THREADS=1 " + TWINBENCH_BIN + " " + args + " >" + out +
-                           " 2>" + err);
+    const int code = shell("cd " + repo() + " && TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0 " + TWINBENCH_BIN + " " +
+                           args + " >" + out + " 2>" + err);
     return {code, slurp(out), slurp(err)};
   }
 

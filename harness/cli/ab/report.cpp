@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "harness/compare/comparison.h"
+#include "reports/why_section.h"
 
 namespace twinbench::ab {
 
@@ -57,6 +58,12 @@ std::string format_table(const AbResult& r) {
     if (m.comparison.verdict == r.worst && r.worst != compare::Verdict::kNoChange)
       worst += (worst.empty() ? "" : ", ") + m.comparison.spec.label;
   out += fmt::format("\nverdict: {}{}\n", compare::to_string(r.worst), worst.empty() ? "" : " (" + worst + ")");
+  if (r.why) {  // the why of a decisive session (compare/explain_analysis.h): the line, then the table
+    std::string change;
+    for (const auto& m : r.metrics)
+      if (m.comparison.spec.name == "step_time_median_s") change = m.comparison.change;
+    out += reports::why_console(*r.why, change) + reports::why_markdown(*r.why);
+  }
   return out;
 }
 
@@ -105,6 +112,7 @@ nlohmann::ordered_json to_json(const AbResult& r) {
     metrics.push_back(x);
   }
   j["metrics"] = metrics;
+  if (r.why) j["why"] = reports::why_json(*r.why);
   return j;
 }
 

@@ -50,8 +50,9 @@ std::optional<double> stored_metric(const std::string& db, const std::string& ru
 // (TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session pay for them too.
 SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
                  const TempDir& scratch, size_t round, size_t looks, const std::string& look_metric,
-                 int cpu = -1) {
+                 int cpu = -1, bool profile = false) {
   std::vector<std::string> argv = {build.binary, "run"};
+  if (profile) argv.push_back("--profile-run");  // a profiled run (docs/verdicts.md §15), never judged
   argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
   for (const std::string& a : {std::string("--variant"), w.variant, std::string("--repeats"), std::string("1"),
                                std::string("--repeat-index"), std::to_string(round),
@@ -59,11 +60,12 @@ SideRun run_side(const Build& build, const Workload& w, const std::string& label
                                std::string("--branch"), label, std::string("--json")})
     argv.push_back(a);
   argv.insert(argv.end(), w.overrides.begin(), w.overrides.end());
-  const std::string stem = scratch.file(fmt::format("round{}-{}", round, build.side));
+  const std::string stem = scratch.file(fmt::format("{}round{}-{}", profile ? "why-" : "", round, build.side));
   std::vector<std::pair<std::string, std::string>> env = {{"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(looks)}};
   if (cpu >= 0) env.emplace_back("TWINBENCH_THREADS", "1");
   const ProcessResult p = run_process(argv, stem, env, cpu);
-  const std::string who = fmt::format("round {} build {} ({})", round + 1, build.side, build.given);
+  const std::string who =
+      fmt::format("{}round {} build {} ({})", profile ? "profiled " : "", round + 1, build.side, build.given);
   if (p.exit_code == 3 || p.term_signal != 0 || stop_requested())
     throw AbError(Stop::kInterrupted, fmt::format("{}: interrupted", who));
   if (p.exit_code == 2)
@@ -98,6 +100,64 @@ SideRun run_side(const Build& build, const Workload& w, const std::string& label
   return r;
 }
 
+// The sides' stores of a session into the one it reports to: a file is merged
+// (idempotent, keyed by run id), a server store gets the runs pushed.
+void merge_sides(const TempDir& scratch, const std::string& db) {
+  std::vector<std::string> sources;
+  for (const char* side : {"A", "B"})
+    if (fs::exists(scratch.file(std::string(side) + ".db"))) sources.push_back(scratch.file(std::string(side) + ".db"));
+  if (sources.empty()) return;
+  if (!store::is_server_location(db)) {
+    store::merge_databases(sources, db);
+    return;
+  }
+  store::Store into(db);
+  for (const auto& source : sources) store::push_runs(store::Store(source), into);
+}
+
+// `rounds` rounds of profiled runs of both builds, AB or BA as `order` draws:
+// "" when they ran, else why not. Stored in the sides' stores under `group`.
+std::string run_profiled_rounds(const Build& a, const Build& b, const Workload& w, const AbOptions& o,
+                                const std::string& group, size_t rounds, std::mt19937_64& order,
+                                const TempDir& scratch, std::ostream& log) {
+  try {
+    for (size_t k = 0; k < rounds; ++k) {
+      const bool a_first = order() % 2 == 0;
+      for (const bool side_a : {a_first, !a_first}) {
+        // Pinned like the timed rounds of a duet session would be is not needed: profiled runs are never judged.
+        const SideRun r = run_side(side_a ? a : b, w, side_a ? o.label_a : o.label_b, group, scratch, k, 1,
+                                   "step_time_median_s", -1, /*profile=*/true);
+        log << fmt::format("ab: why: profiled round {} {}: {} s/step\n", k + 1, side_a ? "A" : "B",
+                           r.median_step_s ? fmt::format("{:.5f}", *r.median_step_s) : "-");
+      }
+    }
+  } catch (const AbError& e) {
+    if (e.kind() == Stop::kInterrupted) throw;
+    return e.kind() == Stop::kBadInput
+               ? fmt::format("a build could not make profiled runs ({}): a build older than `run --profile-run` has "
+                             "no why",
+                             e.what())
+               : fmt::format("a profiled run failed: {}", e.what());
+  }
+  return "";
+}
+
+// What both builds run: the case file resolved once here, so that both run the
+// very same file, or the preset; the variant and the overrides.
+Workload ab_workload(const AbOptions& o) {
+  Workload w;
+  w.variant = o.variant;
+  w.overrides = o.overrides;
+  if (!o.case_name.empty()) {
+    w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
+    if (o.reduced) w.model_args.push_back("--reduced");
+  } else {
+    if (o.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
+    w.model_args = {"--preset", o.preset};
+  }
+  return w;
+}
+
 std::string commit_of(const compare::RunView& v) {
   const auto j = nlohmann::json::parse(v.run.provenance_json, nullptr, false);
   const bool dirty = j.is_object() && j.value("git_dirty", false);
@@ -126,17 +186,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
     throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
   const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
 
-  Workload w;
-  w.variant = o.variant;
-  w.overrides = o.overrides;
-  if (!o.case_name.empty()) {
-    // Resolved once here so that both builds run the very same case file.
-    w.model_args = {"--case", fs::absolute(find_case_file(o.case_name)).string()};
-    if (o.reduced) w.model_args.push_back("--reduced");
-  } else {
-    if (o.reduced) throw ConfigError("command line", "--reduced", "a case's [reduced] section: give --case, not --preset");
-    w.model_args = {"--preset", o.preset};
-  }
+  const Workload w = ab_workload(o);
   AbResult res;
   res.a = resolve_build("A", "--a", o.a);
   res.b = resolve_build("B", "--b", o.b);
@@ -161,18 +211,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
 
   install_interrupt_handlers();
   res.group_id = o.group_id.empty() ? store::new_uuid() : o.group_id;
-  const auto merge = [&] {
-    std::vector<std::string> sources;
-    for (const char* side : {"A", "B"})
-      if (fs::exists(scratch.file(std::string(side) + ".db"))) sources.push_back(scratch.file(std::string(side) + ".db"));
-    if (sources.empty()) return;
-    if (!store::is_server_location(o.db)) {
-      store::merge_databases(sources, o.db);
-      return;
-    }
-    store::Store into(o.db);  // a server store: the sides' runs pushed into it
-    for (const auto& source : sources) store::push_runs(store::Store(source), into);
-  };
+  const auto merge = [&] { merge_sides(scratch, o.db); };
   // Sequential (docs/verdicts.md): look at the step-time ratio after the plan's
   // pair counts and stop once it is decisive; the false-alarm rate holds over
   // every look because each interval pays for all of them (Bonferroni).
@@ -271,12 +310,45 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   } catch (const std::invalid_argument& e) {
     throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
   }
+  // The why: profiled rounds after a decisive session (or always), then the
+  // analysis again with them; a why that cannot be made is a note, not a failure.
+  std::string why_note;
+  if (o.why_runs > 0 && (o.why_always || compare::wants_why(analysis.comparison))) {
+    log << fmt::format("ab: why: {} profiled round{} of each build, stored apart from the timed rounds\n", o.why_runs,
+                       o.why_runs == 1 ? "" : "s");
+    try {
+      why_note = run_profiled_rounds(res.a, res.b, w, o, res.group_id, o.why_runs, order, scratch, log);
+    } catch (const AbError& e) {
+      merge();
+      throw AbError(e.kind(), fmt::format("{} (the timed rounds are stored in {} under group {})", e.what(), o.db,
+                                          res.group_id));
+    }
+    merge();
+    auto runs = compare::load_runs(db, filter);
+    auto profiles = compare::load_profile_runs(db, runs);
+    analysis = compare::analyze_session(std::move(runs), rounds, o.label_a, o.label_b, o.thresholds, family,
+                                        std::move(profiles));
+  }
   res.case_label = analysis.comparison.case_name;
   res.commit_a = commit_of(*analysis.comparison.runs_a.front());
   res.commit_b = commit_of(*analysis.comparison.runs_b.front());
   res.metrics = std::move(analysis.metrics);
   res.worst = analysis.comparison.worst;
+  res.profiles = std::move(analysis.profiles);  // the explanation points into these
+  res.why = std::move(analysis.why);
+  if (res.why && !why_note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + why_note;
   return res;
+}
+
+std::string profile_rounds(const AbOptions& o, size_t rounds, std::ostream& log) {
+  if (o.group_id.empty()) throw std::invalid_argument("ab: profiled rounds need the group id to store them under");
+  const Workload w = ab_workload(o);
+  const Build a = resolve_build("A", "--a", o.a), b = resolve_build("B", "--b", o.b);
+  TempDir scratch("twinbench-why");
+  std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const std::string note = run_profiled_rounds(a, b, w, o, o.group_id, rounds, order, scratch, log);
+  merge_sides(scratch, o.db);
+  return note;
 }
 
 }  // namespace twinbench::ab

@@ -43,6 +43,12 @@ struct AbOptions {
   std::string group_id;  // the session's group id in the store; empty: a new uuid (`twinbench bisect` names its own)
   // The timing metric (Judge::kTime) the sequential looks judge; `bisect --metric first_step_s` sets it.
   std::string look_metric = "step_time_median_s";
+  // The why (docs/verdicts.md §15): after a session whose step time or peak
+  // memory is regressed or improved (or always), this many rounds of profiled
+  // runs (`run --profile-run`), interleaved AB or BA at random like the timed
+  // ones and stored under the same group, never judged. 0: none.
+  size_t why_runs = 5;
+  bool why_always = false;
 };
 
 // The runs of one round, in the order they ran.
@@ -69,6 +75,8 @@ struct AbResult {
   std::vector<Round> rounds;
   std::vector<MetricRow> metrics;  // spec (MaxView) order; metrics neither side has are left out
   compare::Verdict worst = compare::Verdict::kNoChange;
+  std::vector<compare::RunView> profiles;  // the profiled rounds' runs
+  std::optional<compare::Explanation> why;  // their explanation (compare/explain_analysis.h)
 };
 
 // Runs the session; progress lines go to `log`. Throws AbError: kBadInput for a
@@ -77,5 +85,12 @@ struct AbResult {
 // or diverged and kInterrupted on SIGINT/SIGTERM, after storing the rounds run
 // so far. Bad config or thresholds throw ConfigError / std::invalid_argument.
 AbResult run_ab(const AbOptions& options, std::ostream& log);
+
+// Only profiled rounds (docs/verdicts.md §15): `rounds` rounds of `--profile-run`
+// runs of both builds, AB or BA at random, into options.db under
+// options.group_id (which must be set); what `bisect` makes of its culprit.
+// "" when they ran, else why not (a build that cannot profile, a failed run),
+// which is no error: a why is extra.
+std::string profile_rounds(const AbOptions& options, size_t rounds, std::ostream& log);
 
 }  // namespace twinbench::ab

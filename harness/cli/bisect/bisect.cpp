@@ -103,6 +103,25 @@ class Bisector {
   std::optional<Probe> measure(size_t index, bool against_bad, std::optional<double> threshold, bool end);
   Probe judge(size_t index, size_t reference, const std::string& group, std::optional<double> threshold) const;
   Probe skip(size_t index, size_t reference, const std::string& reason);
+  // Found: the culprit's why from profiled rounds of it and the commit before it
+  // (stored ones when there are, else new ones unless replaying).
+  void explain_culprit(compare::BisectResult& res);
+  // The options every session of the bisection shares: commit `ia` (built as
+  // `a`) against commit `ib` (built as `b`), their labels, the workload, the store.
+  ab::AbOptions session_of(size_t ia, const TreeBuild& a, size_t ib, const TreeBuild& b) const {
+    ab::AbOptions o;
+    o.a = a.runner;
+    o.b = b.runner;
+    o.case_name = case_file_;
+    o.overrides = o_.overrides;
+    o.reduced = o_.reduced;
+    o.variant = o_.variant;
+    o.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
+    o.db = o_.db;
+    o.label_a = label_of(history_[ia].sha);
+    o.label_b = label_of(history_[ib].sha);
+    return o;
+  }
   const TreeBuild& built(size_t index);
   // A probe's threshold against either end: --threshold's, else from the confirmed change.
   std::optional<double> threshold_of(bool against_bad) const {
@@ -214,26 +233,17 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
     if (end) throw AbError(Stop::kFailure, fmt::format("the bad end {}: {}", name(index), b.reason));
     return skip(index, reference, b.reason);
   }
-  ab::AbOptions a;
-  a.a = ref.runner;
-  a.b = b.runner;
-  a.case_name = case_file_;
-  a.overrides = o_.overrides;
-  a.reduced = o_.reduced;
-  a.variant = o_.variant;
+  ab::AbOptions a = session_of(reference, ref, index, b);
   a.rounds = metric_->deterministic() ? 2 : 0;  // an exact metric needs no sequence of looks
   a.max_rounds = o_.max_rounds;
   a.budget_s = o_.budget_s;
   a.alpha = o_.alpha;
-  a.seed = o_.seed == 0 ? 0 : o_.seed + sessions_;
   a.duet = o_.duet;
   a.thresholds = o_.thresholds;
   if (threshold) a.thresholds[metric_->name] = *threshold;
-  a.db = o_.db;
-  a.label_a = label_of(history_[reference].sha);
-  a.label_b = label_of(history_[index].sha);
   a.group_id = new_group(index, reference);
   if (metric_->judge == metrics::Judge::kTime) a.look_metric = metric_->name;
+  a.why_runs = 0;  // probes are not explained; the culprit is (explain_culprit)
   ++sessions_;
   try {
     ab::run_ab(a, log_);
@@ -245,6 +255,51 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
   Probe p = judge(index, reference, a.group_id, threshold);
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
+}
+
+void Bisector::explain_culprit(compare::BisectResult& res) {
+  const size_t before = res.last_good, culprit = res.first_bad;
+  const std::string prefix = fmt::format("bisect-why:{}:{}:{}:", key_, short_sha(history_[before].sha),
+                                         short_sha(history_[culprit].sha));
+  std::string group;
+  store::RunFilter by_prefix;  // the newest stored profiled rounds of the two
+  by_prefix.case_name = case_name_;
+  by_prefix.variant = o_.variant;
+  by_prefix.group_prefix = prefix;
+  by_prefix.limit = 1;
+  for (const auto& r : db_->runs(by_prefix)) group = r.group_id;
+  std::string note;
+  if (group.empty() && !o_.replay && o_.why_runs > 0) {
+    const TreeBuild& a_build = built(before);
+    const TreeBuild& b_build = built(culprit);
+    if (!a_build.ok || !b_build.ok) return;
+    ab::AbOptions a = session_of(before, a_build, culprit, b_build);
+    a.group_id = prefix + store::new_uuid().substr(0, 8);
+    log_ << fmt::format("bisect: why: {} profiled rounds of {} against {}\n", o_.why_runs, name(culprit), name(before));
+    note = ab::profile_rounds(a, o_.why_runs, log_);
+    group = a.group_id;
+  }
+  if (group.empty()) return;
+  store::RunFilter in_group;
+  in_group.group_id = group;
+  compare::LoadOptions load;
+  load.profiles = true;
+  res.why_runs = compare::load_runs(*db_, in_group, load);
+  std::vector<const compare::RunView*> runs_a, runs_b;
+  for (const auto& v : res.why_runs) {
+    if (v.run.git_branch == label_of(history_[before].sha)) runs_a.push_back(&v);
+    if (v.run.git_branch == label_of(history_[culprit].sha)) runs_b.push_back(&v);
+  }
+  compare::Comparison timed;  // the culprit against the commit before it, as its profiled rounds see it
+  timed.case_name = case_name_;
+  timed.label_a = short_sha(history_[before].sha).substr(0, 9);
+  timed.label_b = short_sha(history_[culprit].sha).substr(0, 9);
+  res.why = compare::explain(timed, runs_a, runs_b, 1 - o_.alpha);
+  res.why->trigger = fmt::format("the first {} commit {} against the commit before it, {}", compare::sought_word(o_.find),
+                                 timed.label_b, timed.label_a);
+  res.why->time_decided = metric_->judge == metrics::Judge::kTime;
+  res.why->memory_decided = metric_->name == "peak_memory_bytes";
+  if (!note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + note;
 }
 
 compare::BisectResult Bisector::run() {
@@ -364,6 +419,7 @@ compare::BisectResult Bisector::run() {
   res.first_bad = search.first_bad();
   if (search.found()) {
     res.outcome = compare::BisectOutcome::kFound;
+    explain_culprit(res);
   } else {
     res.outcome = compare::BisectOutcome::kRange;
     std::string undecided;

@@ -45,6 +45,10 @@ struct BisectOptions {
   std::string run_cmd;    // --run (empty: the tree's twinbench binary)
   std::string work_dir;   // --work-dir (empty: <git common dir>/twinbench-bisect)
   std::string db = "twinbench.db";
+  // Found: this many rounds of profiled runs of the culprit and the commit
+  // before it (ab::profile_rounds), stored as `bisect-why:<workload>:<before>:<culprit>:<n>`,
+  // for the report's why (docs/verdicts.md §15); 0: none.
+  size_t why_runs = 5;
   // `report bisect`: build and run nothing; every probe from the stored sessions
   // (the newest decisive one, else the newest), stopping at a commit that has none.
   bool replay = false;
