@@ -16,7 +16,8 @@
 # (the memory part counts bytes and runs anywhere). Not part of the test suite;
 # tests/integration/why_test.cpp is its small version on every CI run.
 #
-#   ci/campaigns/why_campaign.sh [time|memory|all] [ab options / overrides ...]
+#   ci/campaigns/why_campaign.sh [time|aa|memory|all] [ab options / overrides ...]
+# (aa: the A/A sessions alone, which `time` runs after its slowdowns)
 # Environment: ROUNDS (timed rounds per session, default 6), WHY_RUNS (profiled
 # rounds, default 5), AA (A/A sessions, default 5), WORKLOAD (default
 # "--case 01_base --reduced"), TWINBENCH_THREADS (default 1), OUT (default
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 part=${1:-all}
 shift || true
-case "$part" in time|memory|all) ;; *) echo "why_campaign.sh: time, memory or all, not '$part'" >&2; exit 2 ;; esac
+case "$part" in time|aa|memory|all) ;; *) echo "why_campaign.sh: time, aa, memory or all, not '$part'" >&2; exit 2 ;; esac
 bin=$PWD/build/harness/twinbench
 [[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
 export TWINBENCH_THREADS=${TWINBENCH_THREADS:-1}
@@ -75,7 +76,7 @@ PY
 session() {  # KIND OP PLANTED B [ab options...]
   local kind=$1 op=$2 plant=$3 b=$4
   shift 4
-  local json="$out/$kind-${op//[:\/]/_}-$plant.json"
+  local json="$out/$kind-${op//[:\/]/_}-${plant//[ \/%]/_}.json"
   "$bin" ab --a "$bin" --b "$b" --why-always --db "$out/why.db" --json "${workload[@]}" "$@" >"$json"
   row "$kind" "$op" "$plant" "$json" | tee -a "$table"
 }
@@ -90,6 +91,8 @@ if [[ $part == time || $part == all ]]; then
     planted "slow.sh" TWINBENCH_TEST_SLOW_OP "op:$name:$p"
     session time "$name" "$p%" "$out/slow.sh" --rounds "$rounds" --why-runs "$why_runs" "$@"
   done
+fi
+if [[ $part == time || $part == aa || $part == all ]]; then
   for k in $(seq 1 "$aa"); do
     session aa - "A/A $k" "$bin" --rounds "$rounds" --why-runs "$why_runs" "$@"
   done
