@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <thread>
@@ -27,6 +28,11 @@ namespace {
 
 // Runs fn on `size` ranks, one thread each, and rethrows the first failure.
 void on_ranks(int size, const std::function<void(dist::World&)>& fn) {
+  // Ranks as threads of one process share c10d's process-wide flight recorder
+  // (LibTorch 2.x), which two process groups enqueueing at once corrupted: a
+  // SIGSEGV in FlightRecorder::recordWithResetEnabled under ctest -j, rare.
+  // Real ranks are processes, each with its own; tests turn it off.
+  setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0);
   const int port = dist::free_port();
   std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
