@@ -47,6 +47,7 @@ LAYERS = [
     ("harness/cli/ab/", 6.0, "app"),
     ("harness/cli/bisect/", 6.1, "app"),
     ("harness/cli/micro/", 6.1, "app"),
+    ("harness/cli/serve/", 6.15, "app"),
     ("harness/cli/", 6.2, "app"),
 ]
 SOURCE_DIRS = ("models", "variants", "harness", "reports")
@@ -58,7 +59,7 @@ ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
     "pair_analysis.h", "branch_analysis.h", "nway_analysis.h", "nightly_analysis.h", "index_analysis.h",
     "session_analysis.h", "run_tables.h", "bisect.h", "comparison.h", "comparison_json.h", "verdict.h",
     "run_view.h", "family.h", "missing_data.h", "baseline.h", "triage.h", "explain_analysis.h",
-    "profile_record.h"))
+    "profile_record.h", "run_analysis.h", "run_list.h"))
 # Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
 # formats) and the statistics kernel's quantiles (so that a chart's median is the
 # verdicts' median; a box plot decides nothing).

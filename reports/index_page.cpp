@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "reports/html.h"
+#include "reports/nightly_report.h"
 #include "reports/pair_report.h"
+#include "reports/site_links.h"
 #include "reports/svg.h"
 
 namespace twinbench::reports {
@@ -21,6 +24,40 @@ std::string started_cell(const std::string& iso) {
 
 std::string index_value(const std::optional<double>& v, const char* spec) {
   return v ? html::escape(fmt::format(fmt::runtime(spec), *v)) : std::string("-");
+}
+
+// The server's sections: the nightly findings, the newest groups and branches.
+std::string site_sections(const compare::SiteIndex& site) {
+  std::string out;
+  if (site.nightly) out += html::section("nightly", "Nightly", nightly_findings_html(*site.nightly));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : site.groups) {
+    const bool pair = std::find(g.variants.begin(), g.variants.end(), "functional") != g.variants.end() &&
+                      std::find(g.variants.begin(), g.variants.end(), "module") != g.variants.end();
+    rows.push_back({html::link(site::runs({{"group", g.group_id}}), g.group_id.size() > 14 ? g.group_id.substr(0, 13) + "…" : g.group_id),
+                    started_cell(g.started_at), html::clipped(g.branch, true),
+                    g.commit.empty() ? "-" : "<code>" + html::escape(g.commit.substr(0, 9)) + "</code>",
+                    html::num(std::to_string(g.runs)), html::num(std::to_string(g.cases.size())),
+                    html::num(std::to_string(g.variants.size())),
+                    (pair ? html::link(site::pair(g.group_id), "pair") + " · " : std::string()) +
+                        (g.variants.size() > 1 ? html::link(site::nway(g.group_id), "nway") : std::string("-"))});
+  }
+  out += html::section("groups", "Newest run groups",
+                       rows.empty() ? std::string("<p>No runs stored.</p>")
+                                    : html::table({"Group", "Started", "Branch", "Commit", "Runs", "Cases",
+                                                   "Implementations", "Reports"},
+                                                  rows, "index"));
+  rows.clear();
+  // Each branch against the newest other branch's runs: the first a user compares with.
+  const std::string base = site.branches.empty() ? "" : site.branches.back().branch;
+  for (const auto& b : site.branches)
+    rows.push_back({html::link(site::runs({{"branch", b.branch}}), b.branch), started_cell(b.newest_at),
+                    b.commit.empty() ? "-" : "<code>" + html::escape(b.commit.substr(0, 9)) + "</code>",
+                    b.branch == base ? "-" : html::link(site::branch(base, b.branch), "against " + base)});
+  if (!rows.empty())
+    out += html::section("branches", "Branches of the newest runs",
+                         html::table({"Branch", "Newest run", "Commit", "Compare"}, rows, "index"));
+  return out;
 }
 }  // namespace
 
@@ -47,8 +84,10 @@ std::string index_summary_html(const compare::PairSummary& pair) {
 std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::string>& files) {
   std::string body;
   if (a.pair) body += html::section("summary", "Summary", index_summary_html(a.pair->summary));
+  // Served, the pair's pages are in its group's folder of the server.
+  const std::string pair_folder = a.site && a.pair ? site::pair(a.pair->summary.group_id) : "";
   const auto pair_page = [&](const std::string& case_name) {
-    return pair_page_name(a.pair->summary.variant_a, a.pair->summary.variant_b, case_name);
+    return pair_folder + pair_page_name(a.pair->summary.variant_a, a.pair->summary.variant_b, case_name);
   };
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : a.rows) {
@@ -57,10 +96,14 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
       verdict = html::badge(compare::to_string(*r.pair_verdict)) + " " + html::link(pair_page(r.case_name), "pair");
       if (r.pairs > 0) pairs = html::num(std::to_string(r.pairs));
     }
-    std::vector<std::string> row = {html::clipped(r.case_name, true), html::clipped(r.variant, true)};
+    std::vector<std::string> row = {
+        a.site ? html::link(site::series(r.case_name, r.variant, r.hardware_id, "step_time_median_s"), r.case_name)
+               : html::clipped(r.case_name, true),
+        html::clipped(r.variant, true)};
     // Runs of several machines (a fleet, imported logs): each row names its own, in a column of its own.
     if (a.machines.size() > 1) row.push_back(html::clipped(r.machine, true));
-    for (auto cell : {html::badge(r.status, r.reason),  // the reason as the badge's tooltip: one short line per row
+    const std::string status = html::badge(r.status, r.reason);  // the reason as the badge's tooltip: one short line per row
+    for (auto cell : {a.site ? "<a href=\"" + html::escape(site::run(r.run_id)) + "\">" + status + "</a>" : status,
                       html::num(index_value(r.final_loss, "{:.4f}")), html::num(index_value(r.step_time_mean_s, "{:.4f}")),
                       r.history.size() > 1 ? html::sparkline(r.history) : std::string(), pairs, verdict,
                       started_cell(r.started_at)})
@@ -78,6 +121,7 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
       "latest", "Latest run of every case and implementation",
       (a.machines.empty() ? std::string() : hardware) +
           html::table(header, rows, "index"));
+  if (a.site) body += site_sections(*a.site);
   std::string links = "<ul>";
   // The pair report's pages by case, then every other page of the folder, whichever command wrote it.
   std::vector<std::string> linked;
@@ -91,12 +135,54 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
   for (const auto& f : files)
     if (std::find(linked.begin(), linked.end(), f) == linked.end()) links += "<li>" + html::link(f, f) + "</li>";
   links += "</ul>";
-  body += html::section("reports", "Reports", links);
+  if (!a.site || !files.empty()) body += html::section("reports", "Reports", links);
   html::Page page;
   page.title = "twinbench · index";
   page.subtitle = fmt::format("{} stored runs", a.runs);
   page.body_html = body;
   return html::render_page(page);
+}
+
+std::string index_json(const compare::IndexAnalysis& a) {
+  using J = nlohmann::ordered_json;
+  const auto optional = [](const std::optional<double>& v) { return v ? J(*v) : J(nullptr); };
+  J j;
+  j["runs"] = a.runs;
+  j["machines"] = a.machines;
+  j["rows"] = J::array();
+  for (const auto& r : a.rows)
+    j["rows"].push_back({{"case", r.case_name}, {"variant", r.variant}, {"machine", r.machine},
+                         {"hardware_fingerprint", r.hardware_id}, {"run_id", r.run_id}, {"status", r.status},
+                         {"reason", r.reason}, {"final_loss", optional(r.final_loss)},
+                         {"step_time_mean_s", optional(r.step_time_mean_s)}, {"started_at", r.started_at},
+                         {"pair_verdict", r.pair_verdict ? J(compare::to_string(*r.pair_verdict)) : J(nullptr)},
+                         {"pairs", r.pairs}});
+  j["pair"] = a.pair ? J::parse(compare::to_json(*a.pair)) : J(nullptr);
+  if (a.site) {
+    J groups = J::array(), branches = J::array();
+    for (const auto& g : a.site->groups)
+      groups.push_back({{"group_id", g.group_id}, {"started_at", g.started_at}, {"branch", g.branch},
+                        {"commit", g.commit}, {"runs", g.runs}, {"cases", g.cases}, {"variants", g.variants}});
+    for (const auto& b : a.site->branches)
+      branches.push_back({{"branch", b.branch}, {"newest_at", b.newest_at}, {"commit", b.commit}});
+    j["groups"] = groups;
+    j["branches"] = branches;
+    if (a.site->nightly) {
+      const auto& n = *a.site->nightly;
+      J changes = J::array(), stopped = J::array();
+      for (const auto& [s, c] : compare::change_points_in_order(n))
+        if (c->open)
+          changes.push_back({{"case", s->case_name}, {"variant", s->variant}, {"hardware_fingerprint", s->hardware_id},
+                             {"metric", s->spec.name}, {"night", c->night}, {"commit", c->commit},
+                             {"change", c->change}, {"regression", c->regression}, {"fresh", c->fresh}});
+      for (const auto& s : n.missing.stopped)
+        stopped.push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
+                           {"nights_missed", s.nights_missed}, {"latest", s.latest}});
+      j["nightly"] = {{"newest_night", n.newest_night}, {"days", n.days}, {"open_change_points", changes},
+                      {"stopped", stopped}};
+    }
+  }
+  return j.dump(2);
 }
 
 }  // namespace twinbench::reports

@@ -14,6 +14,10 @@ namespace twinbench::reports {
 // `report_files`: the HTML pages of the folder to link (index.html excluded).
 std::string index_html(const compare::IndexAnalysis& analysis, const std::vector<std::string>& report_files);
 
+// The same as one JSON document (the server's /index.json): the rows, the
+// pair's summary and, served, the newest groups, branches and nightly findings.
+std::string index_json(const compare::IndexAnalysis& analysis);
+
 // The index's opening summary: the cases of the pair analysis counted by their
 // worst verdict, and how many cases' step-time verdicts are decisive.
 std::string index_summary_html(const compare::PairSummary& pair);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html.h"
+#include "reports/site_links.h"
 #include "reports/svg.h"
 
 namespace twinbench::reports {
@@ -34,14 +35,6 @@ std::string series_name(const TrendSeries& s) {
   return fmt::format("{} / {} / {}", s.case_name, s.variant, s.spec.label);
 }
 
-// "+10.2% [+7.1%, +13.4%]" (the interval when the kernel could give one).
-std::string change_text(const SeriesChange& c) {
-  std::string out = fmt::format("{:+.1f}%", 100 * c.change);
-  if (std::isfinite(c.change_low) && std::isfinite(c.change_high))
-    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * c.change_low, 100 * c.change_high);
-  return out;
-}
-
 // Where a change stands: new with tonight's night, still the current level, or behind a later one.
 std::string state_text(const SeriesChange& c) { return c.fresh ? "new tonight" : c.open ? "open" : "closed"; }
 
@@ -51,6 +44,40 @@ std::string tested_text(const NightlyAnalysis& r) {
   return fmt::format("{} series segments tested ({} candidate nights) at a false-alarm rate of {:g} for the whole "
                      "report: {:.3g} per segment; a change needs {} nights at its new level",
                      r.segments_tested, r.candidates_tested, r.alpha, r.alpha_per_segment, r.min_nights);
+}
+
+}  // namespace
+
+namespace {
+
+// "+10.2% [+7.1%, +13.4%]" (the interval when the kernel could give one).
+std::string change_text(const SeriesChange& c) {
+  std::string out = fmt::format("{:+.1f}%", 100 * c.change);
+  if (std::isfinite(c.change_low) && std::isfinite(c.change_high))
+    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * c.change_low, 100 * c.change_high);
+  return out;
+}
+
+std::string series_title(const TrendSeries& s) { return fmt::format("{} · {}", series_name(s), s.hardware); }
+
+std::string series_chart_html(const TrendSeries& s) {
+  html::ChartOptions o;
+  o.title = series_title(s);
+  o.y_label = s.spec.label;
+  std::vector<size_t> marks;
+  std::string notes;
+  for (const auto& c : s.changes) {
+    marks.push_back(c.index);
+    notes += fmt::format("{}{} at {} ({}): {}", notes.empty() ? "" : "; ", change_text(c), c.night,
+                         c.commit.substr(0, 9), state_text(c));
+  }
+  std::string part = html::trend_chart(chart_points(s), s.level, 0.0, marks, o);
+  if (!notes.empty()) part += "<p class=\"muted\">Change points: " + html::escape(notes) + ".</p>";
+  if (s.segment_starts.size() > 1)
+    part += fmt::format("<p class=\"muted\">{} segments: the series missed a night the matrix ran, and is "
+                        "judged apart on each side of it.</p>",
+                        s.segment_starts.size());
+  return part;
 }
 
 }  // namespace
@@ -109,25 +136,8 @@ std::string nightly_html(const NightlyAnalysis& r) {
                                                       "Level", "Change points"},
                                                      rows, "summary"));
   }
-  for (const auto& s : r.series) {
-    html::ChartOptions o;
-    o.title = fmt::format("{} · {}", series_name(s), s.hardware);
-    o.y_label = s.spec.label;
-    std::vector<size_t> marks;
-    std::string notes;
-    for (const auto& c : s.changes) {
-      marks.push_back(c.index);
-      notes += fmt::format("{}{} at {} ({}): {}", notes.empty() ? "" : "; ", change_text(c), c.night,
-                           c.commit.substr(0, 9), state_text(c));
-    }
-    std::string part = html::trend_chart(chart_points(s), s.level, 0.0, marks, o);
-    if (!notes.empty()) part += "<p class=\"muted\">Change points: " + html::escape(notes) + ".</p>";
-    if (s.segment_starts.size() > 1)
-      part += fmt::format("<p class=\"muted\">{} segments: the series missed a night the matrix ran, and is "
-                          "judged apart on each side of it.</p>",
-                          s.segment_starts.size());
-    body += html::section(html::slug(series_name(s) + "-" + s.hardware), o.title, part);
-  }
+  for (const auto& s : r.series)
+    body += html::section(html::slug(series_name(s) + "-" + s.hardware), series_title(s), series_chart_html(s));
   html::Page page;
   page.title = "twinbench · nightly";
   page.subtitle = fmt::format("Nightly history over the last {} days: {} run groups, {} runs; one point per night "
@@ -137,6 +147,28 @@ std::string nightly_html(const NightlyAnalysis& r) {
   page.nav_html = html::link("index.html", "index");
   page.body_html = body;
   return html::render_page(page);
+}
+
+std::string nightly_findings_html(const NightlyAnalysis& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [s, c] : compare::change_points_in_order(r)) {
+    if (!c->open) continue;
+    rows.push_back({html::link(site::series(s->case_name, s->variant, s->hardware_id, s->spec.name), series_name(*s)),
+                    html::escape(c->night), html::link(site::runs({{"commit", c->commit}}), c->commit.substr(0, 9)),
+                    html::num(html::escape(change_text(*c))),
+                    html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});
+  }
+  std::string out = "<p>" +
+                    html::escape(fmt::format("Newest night {}: {} open change point{} ({} regression{}, {} new tonight); "
+                                             "{} series stopped. Over the last {} days: {} run groups, {} runs.",
+                                             r.newest_night.empty() ? "none" : r.newest_night, rows.size(),
+                                             rows.size() == 1 ? "" : "s", r.open_regressions,
+                                             r.open_regressions == 1 ? "" : "s", r.regressions, r.missing.stopped.size(),
+                                             r.days, r.groups, r.runs)) +
+                    " " + html::link(site::nightly(), "The nightly trends") + "</p>";
+  if (!rows.empty())
+    out += html::table({"Series", "First night", "Commit", "Change [CI]", "Verdict"}, rows, "summary");
+  return out;
 }
 
 std::string nightly_markdown(const NightlyAnalysis& r) {
@@ -194,6 +226,7 @@ std::string nightly_json(const NightlyAnalysis& r) {
     one["case"] = s.case_name;
     one["variant"] = s.variant;
     one["hardware"] = s.hardware;
+    one["hardware_fingerprint"] = s.hardware_id;
     one["metric"] = s.spec.name;
     one["points"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.points.size(); ++i)
@@ -234,5 +267,65 @@ namespace twinbench::reports {
 std::string NightlyReport::markdown() const { return nightly_markdown(a_); }
 std::string NightlyReport::json() const { return nightly_json(a_); }
 std::vector<HtmlPage> NightlyReport::pages() const { return {{"nightly.html", nightly_html(a_)}}; }
+
+std::string SeriesReport::markdown() const { return nightly_markdown(a_); }
+std::string SeriesReport::json() const { return nightly_json(a_); }
+
+std::vector<HtmlPage> SeriesReport::pages() const {
+  html::Page page;
+  page.nav_html = html::link(site::index(), "index") + " · " + html::link(site::nightly(), "nightly");
+  if (a_.series.empty()) {
+    page.title = "twinbench · series";
+    page.subtitle = fmt::format("No completed run of this series in the last {} days", a_.days);
+    page.body_html = "<p>Nothing to chart: the series has no completed nightly run in these days.</p>";
+    return {{"series.html", html::render_page(page)}};
+  }
+  const TrendSeries& s = a_.series.front();
+  std::string other;  // the series' other trend metrics and windows
+  for (const metrics::Metric& m : metrics::shown_in(metrics::kTrend))
+    other += " · " + (m.name == s.spec.name ? "<strong>" + html::escape(m.label) + "</strong>"
+                                           : html::link(site::series(s.case_name, s.variant, s.hardware_id, m.name), m.label));
+  for (const int days : {30, 90, 365})
+    other += " · " + (days == a_.days ? "<strong>" + std::to_string(days) + " days</strong>"
+                                      : html::link(site::series(s.case_name, s.variant, s.hardware_id, s.spec.name) +
+                                                       "&days=" + std::to_string(days),
+                                                   std::to_string(days) + " days"));
+  page.nav_html += other;
+  std::string body = html::section("trend", series_title(s), series_chart_html(s));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : s.changes)
+    rows.push_back({html::escape(c.night), html::link(site::runs({{"commit", c.commit}}), c.commit.substr(0, 9)),
+                    html::escape(c.night_before) + " " +
+                        html::link(site::runs({{"commit", c.commit_before}}), c.commit_before.substr(0, 9)),
+                    html::num(html::escape(change_text(c))),
+                    html::num(html::escape(value_text(s, c.before) + " → " + value_text(s, c.after))),
+                    html::num(html::escape(fmt::format("{:.2g}", c.p_value))),
+                    html::badge(c.regression ? "regressed" : "improved") + " " + html::escape(state_text(c))});
+  body += html::section("changes", fmt::format("Change points: {}", s.changes.size()),
+                        "<p>" + html::escape(tested_text(a_)) + ".</p>" +
+                            (rows.empty() ? std::string("<p>The series kept its level over these nights.</p>")
+                                          : html::table({"First night", "Commit", "Night before", "Change [CI]",
+                                                         "Level before → after", "p", "Verdict"},
+                                                        rows, "summary")));
+  body += extra_html_;
+  rows.clear();
+  for (size_t i = s.points.size(); i-- > 0;) {  // newest first
+    const auto& p = s.points[i];
+    rows.push_back({html::escape(p.night), html::num(html::escape(value_text(s, p.value))),
+                    html::num(html::escape(s.level[i] ? value_text(s, *s.level[i]) : "-")),
+                    html::link(site::runs({{"group", p.group}, {"case", s.case_name}, {"variant", s.variant}}), "runs"),
+                    html::link(site::runs({{"commit", p.commit}}), p.commit.substr(0, 9)),
+                    p.flag == "normal" ? "" : html::badge(p.flag == "regression" ? "regressed" : "improved")});
+  }
+  body += html::section("nights", fmt::format("Nights: {}", s.points.size()),
+                        html::table({"Night", s.spec.label, "Level", "Its runs", "Commit", "Change point"}, rows,
+                                    "summary"));
+  page.title = "twinbench · " + series_name(s);
+  page.subtitle = fmt::format("{} on {}: the last {} days, one point per night; change points at a false-alarm rate "
+                              "of {:g} for this series",
+                              series_name(s), s.hardware, a_.days, a_.alpha);
+  page.body_html = body;
+  return {{"series.html", html::render_page(page)}};
+}
 
 }  // namespace twinbench::reports

@@ -25,7 +25,28 @@ class NightlyReport : public Report {
   const compare::NightlyAnalysis& a_;
 };
 
+// The server's page of one series (a nightly analysis of that series alone,
+// NightlyOptions::only): its trend chart, its change points, every night with
+// the links to its runs and commit, and the other trend metrics and windows of
+// the series one click away. JSON: the nightly report's.
+class SeriesReport : public Report {
+ public:
+  // `extra_html`: trusted HTML after the change points (the series' alerts, when served).
+  explicit SeriesReport(const compare::NightlyAnalysis& analysis, std::string extra_html = "")
+      : a_(analysis), extra_html_(std::move(extra_html)) {}
+  std::string markdown() const override;
+  std::string json() const override;
+  std::vector<HtmlPage> pages() const override;  // series.html
+
+ private:
+  const compare::NightlyAnalysis& a_;
+  std::string extra_html_;
+};
+
 std::string nightly_html(const compare::NightlyAnalysis& analysis);
+// The server's front page's part of it: the newest night, the open change
+// points (each linked to its series page) and the series that stopped.
+std::string nightly_findings_html(const compare::NightlyAnalysis& analysis);
 std::string nightly_markdown(const compare::NightlyAnalysis& analysis);
 std::string nightly_json(const compare::NightlyAnalysis& analysis);
 

@@ -125,8 +125,9 @@ void add_triage_command(CLI::App& app, int& exit_code) {
   cmd->callback([o, &exit_code] {
     const auto db = open_existing_store(o->db);
     std::filesystem::create_directories(o->out);  // the bisect sessions' store lives there
-    const auto runs = compare::load_nightly_runs(db, o->nightly.days, o->nightly.now_utc);
-    const auto analysis = compare::analyze_nightly(runs, o->nightly);
+    const auto input = compare::load_nightly_runs(db, o->nightly.days, o->nightly.now_utc);
+    const auto& runs = input.runs;
+    const auto analysis = compare::analyze_nightly(input, o->nightly);
     const auto wanted = split_commas(o->metrics);
     size_t filed = 0, fresh = 0;
     for (const auto& [s, c] : compare::change_points_in_order(analysis)) {

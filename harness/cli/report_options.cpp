@@ -50,14 +50,16 @@ void add_branch_options(CLI::App* cmd, BranchRequest& b) {
 
 compare::BranchAnalysis analyze_branch(const store::Store& db, const BranchRequest& b, const ReportOpts& r,
                                        const std::string& command) {
-  const auto at = b.baseline_at == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
-  auto sides = compare::select_branch_sides(compare::StoreRuns(db), b.baseline, b.candidate, at, b.with_imported);
-  std::cerr << command << ": " << sides.how << "\n";
-  std::vector<compare::RunView> both = sides.baseline;
-  both.insert(both.end(), sides.candidate.begin(), sides.candidate.end());
-  auto profiles = compare::load_profile_runs(db, both);  // the why of decisive verdicts
-  return compare::analyze_branch(std::move(sides), b.baseline, b.candidate, split_commas(b.variants),
-                                 compare_options(r), std::move(profiles));
+  compare::BranchQuery q;
+  q.baseline = b.baseline;
+  q.candidate = b.candidate;
+  q.at = b.baseline_at == "tip" ? compare::BaselineAt::kTip : compare::BaselineAt::kMergeBase;
+  q.with_imported = b.with_imported;
+  q.variants = split_commas(b.variants);
+  std::string how;
+  auto analysis = compare::analyze_stored_branch(db, q, compare_options(r), how);
+  std::cerr << command << ": " << how << "\n";
+  return analysis;
 }
 
 }  // namespace twinbench::cli

@@ -2,6 +2,7 @@
 #include "harness/compare/index_analysis.h"
 
 #include <algorithm>
+#include <set>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -120,6 +121,8 @@ IndexAnalysis analyze_index(const std::vector<RunView>& all, size_t stored, cons
     IndexRow row;
     row.case_name = std::get<0>(key);
     row.variant = std::get<1>(key);
+    row.run_id = v.run.run_id;
+    row.hardware_id = std::get<2>(key);
     if (machines.size() > 1) row.machine = machines[std::get<2>(key)];
     row.status = to_string(v.run.status);
     row.reason = v.run.reason;
@@ -137,6 +140,32 @@ IndexAnalysis analyze_index(const std::vector<RunView>& all, size_t stored, cons
     out.rows.push_back(std::move(row));
   }
   out.pair = pair;
+  return out;
+}
+
+SiteIndex site_index(const std::vector<store::RunRecord>& newest, size_t groups, size_t branches) {
+  SiteIndex out;
+  std::map<std::string, size_t> group_at;  // group id -> index in out.groups
+  std::set<std::string> branch_seen;
+  const auto add = [](std::vector<std::string>& list, const std::string& x) {
+    if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+  };
+  for (const auto& r : newest) {  // newest first
+    auto at = group_at.find(r.group_id);
+    if (at == group_at.end() && out.groups.size() < groups) {
+      at = group_at.emplace(r.group_id, out.groups.size()).first;
+      out.groups.push_back({r.group_id, r.started_at, r.git_branch, r.git_commit, 0, {}, {}});
+    }
+    if (at != group_at.end()) {
+      GroupRow& g = out.groups[at->second];
+      ++g.runs;
+      g.started_at = std::min(g.started_at, r.started_at);
+      add(g.cases, r.case_name);
+      add(g.variants, r.variant);
+    }
+    if (!r.git_branch.empty() && out.branches.size() < branches && branch_seen.insert(r.git_branch).second)
+      out.branches.push_back({r.git_branch, r.started_at, r.git_commit});
+  }
   return out;
 }
 

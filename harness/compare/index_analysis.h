@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/nightly_analysis.h"
 #include "harness/compare/pair_analysis.h"
 
 namespace twinbench::compare {
 
 struct IndexRow {
   std::string case_name, variant;
+  std::string run_id, hardware_id;  // the latest run; the series' hardware fingerprint
   std::string machine;  // its hardware, named only when the runs span several machines ("" otherwise)
   std::string status, reason;
   std::optional<double> final_loss, step_time_mean_s;
@@ -52,12 +54,37 @@ std::string to_json(const PairDigest& digest);
 // nullopt for text that is not a digest (a damaged or foreign file is ignored).
 std::optional<PairDigest> pair_digest_from_json(const std::string& text);
 
+// A run group as the server's front page lists it.
+struct GroupRow {
+  std::string group_id, started_at, branch, commit;
+  size_t runs = 0;
+  std::vector<std::string> cases, variants;  // first-seen order
+};
+// A branch label of the newest runs, with its newest run.
+struct BranchRow {
+  std::string branch, newest_at, commit;
+};
+
+// What the server's front page adds to the index (`twinbench serve`; a report
+// folder's index has none): the newest groups and branches and the nightly
+// history's findings, each linked to its page.
+struct SiteIndex {
+  std::vector<GroupRow> groups;      // newest first
+  std::vector<BranchRow> branches;   // newest first
+  std::optional<NightlyAnalysis> nightly;
+};
+
 struct IndexAnalysis {
   size_t runs = 0;                    // runs the store holds
   std::vector<std::string> machines;  // every machine behind the rows, described
   std::vector<IndexRow> rows;         // by case, implementation, hardware
   std::optional<PairDigest> pair;     // the folder's pair report, if any
+  std::optional<SiteIndex> site;      // served: the server's sections
 };
+
+// The newest groups (at most `groups`) and branches (at most `branches`) of
+// `newest` (runs newest first, as Store::runs lists them).
+SiteIndex site_index(const std::vector<store::RunRecord>& newest, size_t groups, size_t branches);
 
 // `all` oldest first; `pair`: the folder's pair report, if any.
 IndexAnalysis analyze_index(const std::vector<RunView>& all, const std::optional<PairDigest>& pair);

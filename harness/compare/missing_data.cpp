@@ -17,6 +17,11 @@ MissingData find_missing_data(const std::vector<RunView>& runs, const std::strin
   std::set<std::string> nights;
   for (const auto& [group, cases] : group_cases)
     if (cases.size() > 1) nights.insert(group_day.at(group));
+  return find_missing_data(runs, group_day, nights);
+}
+
+MissingData find_missing_data(const std::vector<RunView>& runs, const std::map<std::string, std::string>& group_day,
+                              const std::set<std::string>& nights) {
   MissingData out;
   out.nights = nights.size();
   if (nights.empty()) return out;

@@ -7,6 +7,8 @@
 // a bisect) on a later day does not make every other case look stopped.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,5 +36,11 @@ struct MissingData {
 // these runs has no last good night and is not flagged (a case skipped on this
 // host, e.g. 07_8b on a CPU, never stopped).
 MissingData find_missing_data(const std::vector<RunView>& runs, const std::string& first_day = "");
+// The same over runs whose groups' nights and cases are given apart
+// (`group_day`: each group's night, `matrix_nights`: the days a group of more
+// than one case started): what the nightly analysis hands over when it read
+// only some of the runs (nightly_analysis.h, NightlyInput).
+MissingData find_missing_data(const std::vector<RunView>& runs, const std::map<std::string, std::string>& group_day,
+                              const std::set<std::string>& matrix_nights);
 
 }  // namespace twinbench::compare

@@ -55,7 +55,24 @@ struct Night {
 
 }  // namespace
 
+NightlyInput nightly_input(std::vector<RunView> runs) {
+  NightlyInput in;
+  std::unordered_map<std::string, std::set<std::string>> cases;
+  for (const auto& v : runs) {  // oldest first: a group's first run is its start
+    NightGroup& g = in.groups[v.run.group_id];
+    if (g.runs++ == 0) g.start = v.run.started_at;
+    cases[v.run.group_id].insert(v.run.case_name);
+  }
+  for (auto& [id, g] : in.groups) g.matrix = cases[id].size() > 1;
+  in.runs = std::move(runs);
+  return in;
+}
+
 NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOptions& o) {
+  return analyze_nightly(nightly_input(all), o);
+}
+
+NightlyAnalysis analyze_nightly(const NightlyInput& in, const NightlyOptions& o) {
   if (o.min_nights < 2) throw std::invalid_argument("nightly: --min-nights must be at least 2");
   if (!(o.alpha > 0 && o.alpha < 1)) throw std::invalid_argument("nightly: --alpha must be in (0, 1)");
   NightlyAnalysis r;
@@ -63,22 +80,26 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
   r.min_nights = o.min_nights;
   r.alpha = o.alpha;
   const auto today = o.now_utc.empty() ? std::optional<std::time_t>(today_utc()) : day_of(o.now_utc);
-  // Each group's start (its first run: runs are oldest first) and whether it is in the days shown.
-  std::unordered_map<std::string, std::pair<std::string, bool>> groups;
-  std::unordered_map<std::string, std::set<std::string>> group_cases;
-  for (const auto& v : all) {
-    group_cases[v.run.group_id].insert(v.run.case_name);
-    if (groups.count(v.run.group_id)) continue;
-    const auto day = day_of(v.run.started_at);
-    const bool shown = today && day && std::difftime(*today, *day) / 86400.0 <= o.days;
-    groups.emplace(v.run.group_id, std::make_pair(v.run.started_at, shown));
-    if (shown) ++r.groups;
-  }
-  // The nights: days on which a matrix (a group of more than one case) ran. A
-  // series without a point on one of them between two of its own has a gap.
+  // The groups in the days shown, and the nights: days on which a matrix (a
+  // group of more than one case) ran. A series without a point on one of them
+  // between two of its own has a gap.
+  std::unordered_map<std::string, const NightGroup*> shown;
+  std::map<std::string, std::string> group_day;
   std::set<std::string> matrix_nights;
-  for (const auto& [group, start_shown] : groups)
-    if (start_shown.second && group_cases[group].size() > 1) matrix_nights.insert(start_shown.first.substr(0, 10));
+  const std::string first_day = today ? day_string(*today - static_cast<std::time_t>(o.days) * 86400) : "";
+  for (const auto& [id, g] : in.groups) {
+    const auto day = day_of(g.start);
+    if (!today || !day || std::difftime(*today, *day) / 86400.0 > o.days) continue;
+    shown.emplace(id, &g);
+    ++r.groups;
+    r.runs += g.runs;
+    if (g.start.substr(0, 10) >= first_day) group_day.emplace(id, g.start.substr(0, 10));
+    if (g.matrix) matrix_nights.insert(g.start.substr(0, 10));
+  }
+  const auto wanted = [&](const RunView& v) {
+    return !o.only || (v.run.case_name == o.only->case_name && v.run.variant == o.only->variant &&
+                       v.run.hardware_fingerprint == o.only->hardware_fingerprint);
+  };
   // Per (case, implementation, hardware) in first-seen order, per day: the
   // newest group. Each machine type of a fleet has its own series: a trend
   // never compares nights measured on different hardware.
@@ -86,10 +107,10 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
   std::vector<Key> keys;
   std::map<Key, std::map<std::string, Night>> nights;
   std::map<std::string, std::string> hardware;  // fingerprint -> description
-  for (const auto& v : all) {
-    const auto& [start, shown] = groups.at(v.run.group_id);
-    if (!shown) continue;
-    ++r.runs;
+  for (const auto& v : in.runs) {
+    const auto group = shown.find(v.run.group_id);
+    if (group == shown.end() || !wanted(v)) continue;
+    const std::string& start = group->second->start;
     if (v.run.status != RunStatus::completed) continue;
     const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
     if (!hardware.count(v.run.hardware_fingerprint))
@@ -100,17 +121,26 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
     if (night.group.empty() || start > night.start) night = {v.run.group_id, start, {}};
     if (night.group == v.run.group_id) night.runs.push_back(&v);
   }
-  if (today) r.missing = find_missing_data(all, day_string(*today - static_cast<std::time_t>(o.days) * 86400));
+  if (today && o.only) {  // the series' own stop, if it stopped
+    std::vector<RunView> mine;
+    for (const auto& v : in.runs)
+      if (wanted(v)) mine.push_back(v);
+    r.missing = find_missing_data(mine, group_day, matrix_nights);
+  } else if (today) {
+    r.missing = find_missing_data(in.runs, group_day, matrix_nights);
+  }
   r.newest_night = r.missing.newest_night;
 
   // The series and their segments first: the family is every segment long enough to hold a change.
   for (const auto& key : keys) {
     for (const metrics::Metric& spec : metrics::shown_in(metrics::kTrend)) {
+      if (!o.metric.empty() && spec.name != o.metric) continue;
       TrendSeries s;
       s.case_name = std::get<0>(key);
       s.variant = std::get<1>(key);
       s.spec = spec;
       s.hardware = hardware.at(std::get<2>(key));
+      s.hardware_id = std::get<2>(key);
       for (const auto& [day, night] : nights.at(key)) {  // by date
         std::vector<double> repeats;
         std::string commit;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,7 +51,8 @@ struct SeriesChange {
 struct TrendSeries {
   std::string case_name, variant;
   metrics::Metric spec;
-  std::string hardware;  // the hardware every point was measured on (base/hardware.h)
+  std::string hardware;     // the hardware every point was measured on (base/hardware.h), described
+  std::string hardware_id;  // its fingerprint (what the store keys series by)
   std::vector<NightPoint> points;           // by night
   std::vector<size_t> segment_starts;       // indices where a gap starts a new segment (0 first)
   std::vector<std::optional<double>> level;  // per point: its segment's median between change points
@@ -78,10 +80,37 @@ struct NightlyOptions {
   size_t min_nights = 4;   // nights on each side of a change (the kernel's min_segment)
   double alpha = 0.05;     // of the whole report
   std::string now_utc;     // "YYYY-MM-DD..." reference time; empty = now
+  // One series alone (a series page): its case, implementation and hardware
+  // fingerprint, and one trend metric (empty: every one). The false-alarm
+  // family is then that series' segments.
+  std::optional<store::Series> only;
+  std::string metric;
 };
 
-// `all` oldest first, as load_nightly_runs loads them (the runs of the days
-// shown, with metrics, without steps); runs outside the days are ignored.
+// A run group as the nightly analysis sees it: when it started (its first
+// run) — the night it counts for — whether it ran more than one case (a
+// matrix, whose day is a night), and how many runs it has.
+struct NightGroup {
+  std::string start;
+  bool matrix = false;
+  size_t runs = 0;
+};
+
+// What the nightly analysis reads (runs.h, load_nightly_runs): every run group
+// that started in the days shown, and of their runs those it looks at — per
+// series and night the runs of the newest group that completed it, and each
+// case and implementation's newest run and newest completed one. Runs
+// oldest first, with metrics, without steps.
+struct NightlyInput {
+  std::map<std::string, NightGroup> groups;
+  std::vector<RunView> runs;
+};
+// The input of runs at hand, every group's start and cases read from them
+// (all the runs of the days shown, oldest first: tests, small stores).
+NightlyInput nightly_input(std::vector<RunView> runs);
+
+// Runs outside the days shown are ignored.
+NightlyAnalysis analyze_nightly(const NightlyInput& input, const NightlyOptions& options);
 NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOptions& options);
 
 // Every change point of the analysis, open ones first (regressions before

@@ -89,7 +89,8 @@ std::vector<RunView> load_profile_runs(const store::Store& db, const std::vector
   return out;
 }
 
-std::vector<RunView> load_nightly_runs(const store::Store& db, int days, const std::string& now_utc) {
+NightlyInput load_nightly_runs(const store::Store& db, int days, const std::string& now_utc,
+                               const std::optional<store::Series>& only) {
   const std::string now = now_utc.empty() ? store::now_utc() : now_utc;
   store::RunFilter filter;
   if (now.size() >= 10 && now[4] == '-' && now[7] == '-') {
@@ -102,9 +103,10 @@ std::vector<RunView> load_nightly_runs(const store::Store& db, int days, const s
     gmtime_r(&since, &day);
     filter.started_since = fmt::format("{:04}-{:02}-{:02}", day.tm_year + 1900, day.tm_mon + 1, day.tm_mday);
   }
+  (void)only;
   LoadOptions load;
   load.steps = false;  // the trends chart per-run metrics only
-  return load_runs(db, filter, load);
+  return nightly_input(load_runs(db, filter, load));
 }
 
 IndexRuns load_index_runs(const store::Store& db, const IndexWindow& window) {
@@ -122,6 +124,30 @@ IndexRuns load_index_runs(const store::Store& db, const IndexWindow& window) {
   }
   out.runs = views_of(db, std::move(shown), LoadOptions{/*steps=*/false});
   oldest_first(out.runs);
+  return out;
+}
+
+RunList load_run_list(const store::Store& db, store::RunFilter filter,
+                      std::vector<std::pair<std::string, std::string>> shown, size_t limit, size_t page) {
+  RunList out;
+  out.filter = std::move(shown);
+  out.limit = limit;
+  out.page = page;
+  filter.limit = static_cast<int64_t>(limit + 1);  // one more: whether a next page exists
+  filter.offset = static_cast<int64_t>(page * limit);
+  auto records = db.runs(filter);
+  out.more = records.size() > limit;
+  if (out.more) records.pop_back();
+  // Profiled runs too: a list shows every stored run (views_of keeps them apart).
+  std::vector<std::string> ids;
+  for (const auto& r : records) ids.push_back(r.run_id);
+  auto metrics = db.metrics_of(ids);
+  for (auto& r : records) {
+    RunView v;
+    if (const auto it = metrics.find(r.run_id); it != metrics.end()) v.metrics = std::move(it->second);
+    v.run = std::move(r);
+    out.runs.push_back(std::move(v));
+  }
   return out;
 }
 
@@ -388,6 +414,16 @@ PairSelection select_pair_runs(const store::Store& db, const std::string& group,
     if (groups.size() > kNamed) out.group_id += fmt::format(" and {} more", groups.size() - kNamed);
   }
   return out;
+}
+
+BranchAnalysis analyze_stored_branch(const store::Store& db, const BranchQuery& q, const CompareOptions& options,
+                                     std::string& how) {
+  auto sides = select_branch_sides(StoreRuns(db), q.baseline, q.candidate, q.at, q.with_imported);
+  how = sides.how;
+  std::vector<RunView> both = sides.baseline;
+  both.insert(both.end(), sides.candidate.begin(), sides.candidate.end());
+  auto profiles = load_profile_runs(db, both);  // the why of decisive verdicts
+  return analyze_branch(std::move(sides), q.baseline, q.candidate, q.variants, options, std::move(profiles));
 }
 
 }  // namespace twinbench::compare

@@ -12,6 +12,10 @@
 #include <vector>
 
 #include "harness/base/records.h"
+#include "harness/compare/baseline.h"
+#include "harness/compare/branch_analysis.h"
+#include "harness/compare/nightly_analysis.h"
+#include "harness/compare/run_list.h"
 #include "harness/compare/run_lookup.h"
 #include "harness/compare/run_view.h"
 #include "harness/store/store.h"
@@ -40,12 +44,14 @@ std::vector<RunView> views_of(const store::Store& store, std::vector<store::RunR
 // oldest first: what explains the verdicts over those runs.
 std::vector<RunView> load_profile_runs(const store::Store& store, const std::vector<RunView>& runs);
 
-// The runs a nightly report reads: those that started on or after the day
-// `days` + 1 before `now_utc` (ISO-8601 UTC; empty: now), a day of margin for
-// time zones (the report makes the exact cut by date), oldest first, with
-// their metrics but not their steps: the page grows with the days shown, not
-// with the store.
-std::vector<RunView> load_nightly_runs(const store::Store& store, int days, const std::string& now_utc = "");
+// What a nightly report reads (nightly_analysis.h, NightlyInput): the groups
+// that started on or after the day `days` + 1 before `now_utc` (ISO-8601 UTC;
+// empty: now), a day of margin for time zones (the analysis makes the exact
+// cut by date), and of their runs the ones the analysis looks at, with their
+// metrics but not their steps: the page grows with the days and series
+// shown, not with the store. `only`: one series' runs (a series page).
+NightlyInput load_nightly_runs(const store::Store& store, int days, const std::string& now_utc = "",
+                               const std::optional<store::Series>& only = std::nullopt);
 
 // Which runs the index shows: the newest `points` runs of every series (case,
 // implementation, hardware), or with `page` P the `points` before the newest
@@ -59,6 +65,11 @@ struct IndexRuns {
   int64_t stored = 0;         // runs the store holds
 };
 IndexRuns load_index_runs(const store::Store& store, const IndexWindow& window = {});
+
+// Page `page` of `limit` runs `filter` selects, newest first, with their
+// metrics; `shown` names the filter's fields for the page.
+RunList load_run_list(const store::Store& store, store::RunFilter filter,
+                      std::vector<std::pair<std::string, std::string>> shown, size_t limit, size_t page);
 
 // The group (matrix/run invocation) to report on: `group` if given, else the newest
 // group in the store. Throws std::invalid_argument when there is none.
@@ -105,6 +116,21 @@ class StoreRuns : public RunLookup {
  private:
   const store::Store& store_;
 };
+
+// What a branch comparison is asked (`compare`, `report branch`, the server's
+// branch page): two refs, which baseline runs, whether imported runs join,
+// the implementations (empty: all).
+struct BranchQuery {
+  std::string baseline, candidate;
+  BaselineAt at = BaselineAt::kMergeBase;
+  bool with_imported = false;
+  std::vector<std::string> variants;
+};
+// The branch analysis of `query` from a store: its sides chosen through
+// StoreRuns (baseline.h), the profiled runs of their groups for the why;
+// `how` receives which runs each side took.
+BranchAnalysis analyze_stored_branch(const store::Store& store, const BranchQuery& query,
+                                     const CompareOptions& options, std::string& how);
 
 // What `report pair --a A --b B` compares, and the label of where it came from.
 struct PairSelection {

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
+
+#include "harness/compare/sessions.h"
 
 namespace twinbench::compare {
 
@@ -49,6 +53,31 @@ SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std
   auto why = explain_all({s.comparison}, s.profiles, family.confidence);
   s.why = std::move(why.front());
   return s;
+}
+
+SessionAnalysis analyze_stored_session(std::vector<RunView> runs, const std::string& label_a, const std::string& label_b,
+                                       double confidence, std::vector<RunView> profiles) {
+  std::vector<const RunView*> a, b;
+  for (const auto& v : runs) {
+    if (v.run.git_branch == label_a) a.push_back(&v);
+    if (v.run.git_branch == label_b) b.push_back(&v);
+  }
+  for (const auto& [side, label] : {std::pair{&a, &label_a}, std::pair{&b, &label_b}})
+    if (side->empty()) throw std::invalid_argument(fmt::format("no run labelled '{}' in the session", *label));
+  const auto by_start = [](const RunView* x, const RunView* y) { return x->run.started_at < y->run.started_at; };
+  std::stable_sort(a.begin(), a.end(), by_start);
+  std::stable_sort(b.begin(), b.end(), by_start);
+  std::vector<std::pair<std::string, std::string>> rounds;
+  for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) rounds.emplace_back(a[k]->run.run_id, b[k]->run.run_id);
+  const size_t looks = std::max<size_t>(1, sequential_looks(runs));
+  return analyze_session(std::move(runs), rounds, label_a, label_b, {}, family_of(confidence, 1, looks),
+                         std::move(profiles));
+}
+
+std::vector<std::string> session_labels(const std::vector<RunView>& runs) {
+  std::set<std::string> labels;
+  for (const auto& v : runs) labels.insert(v.run.git_branch);
+  return {labels.begin(), labels.end()};
 }
 
 }  // namespace twinbench::compare

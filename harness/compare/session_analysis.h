@@ -38,4 +38,15 @@ SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std
                                 const std::map<std::string, double>& thresholds, const Family& family,
                                 std::vector<RunView> profiles = {});
 
+// A stored session read back (the server's session page): `runs` is its group;
+// the runs whose branch label is `label_a` and `label_b` are its sides, the
+// k-th run of each by start time form round k (as `ab` ran them), and the
+// family is its one comparison looked at as often as its runs record
+// (sequential_looks) at `confidence`. std::invalid_argument when a side has
+// no run.
+SessionAnalysis analyze_stored_session(std::vector<RunView> runs, const std::string& label_a, const std::string& label_b,
+                                       double confidence, std::vector<RunView> profiles = {});
+// The distinct branch labels of a group's runs, sorted (an ab session has two).
+std::vector<std::string> session_labels(const std::vector<RunView>& runs);
+
 }  // namespace twinbench::compare

@@ -270,6 +270,15 @@ int64_t Store::count_runs() const {
   });
 }
 
+std::string Store::change_marker() const {
+  return impl_->retrying([&](bool) {
+    auto q = impl_->query("SELECT (SELECT max(rowid) FROM runs), (SELECT count(*) FROM runs WHERE status = 'running')",
+                          "read the store's change marker");
+    q->step();
+    return fmt::format("{}:{}", q->is_null(0) ? 0 : q->int64(0), q->int64(1));
+  });
+}
+
 std::optional<RunRecord> Store::run(const std::string& run_id) const {
   return impl_->retrying([&](bool) -> std::optional<RunRecord> {
     auto q = impl_->query(fmt::format("SELECT {} FROM runs WHERE run_id = ?1", kRunSelectColumns),

@@ -188,6 +188,11 @@ class Store {
   // list; reads the variant's runs, so only for errors).
   std::vector<GroupSummary> groups_with_variant(const std::string& variant) const;
   int64_t count_runs() const;
+  // "N:M": the newest stored order and how many runs are running, which
+  // changes whenever a run is stored, started or finished — what a reader
+  // compares to know whether what it read may have changed (`twinbench
+  // serve`'s page cache). Two index look-ups.
+  std::string change_marker() const;
   // Which of `run_ids` are stored.
   std::set<std::string> present_runs(const std::vector<std::string>& run_ids) const;
   std::vector<StepRecord> steps(const std::string& run_id) const;  // by step

@@ -1,0 +1,48 @@
+// The server's URLs (see site_links.h).
+#include "reports/site_links.h"
+
+#include <cctype>
+
+namespace twinbench::site {
+
+std::string encode(const std::string& text) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+std::string query(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string out;
+  for (const auto& [key, value] : params)
+    if (!value.empty()) out += (out.empty() ? "?" : "&") + key + "=" + encode(value);
+  return out;
+}
+
+std::string index() { return "/"; }
+std::string run(const std::string& run_id) { return "/run/" + encode(run_id); }
+std::string runs(const std::vector<std::pair<std::string, std::string>>& filter) { return "/runs" + query(filter); }
+std::string series(const std::string& case_name, const std::string& variant, const std::string& hardware_id,
+                   const std::string& metric) {
+  return "/series" + query({{"case", case_name}, {"variant", variant}, {"hardware", hardware_id}, {"metric", metric}});
+}
+std::string nightly() { return "/nightly"; }
+std::string pair(const std::string& group_id) { return "/pair/" + encode(group_id) + "/"; }
+std::string nway(const std::string& group_id) { return "/nway/" + encode(group_id) + "/"; }
+std::string session(const std::string& group_id) { return "/session/" + encode(group_id) + "/"; }
+std::string branch(const std::string& baseline, const std::string& candidate) {
+  return "/branch" + query({{"baseline", baseline}, {"candidate", candidate}});
+}
+std::string alerts() { return "/alerts"; }
+std::string alert(int64_t id) { return "/alerts/" + std::to_string(id); }
+
+}  // namespace twinbench::site
