@@ -91,6 +91,7 @@ struct AlertFilter {
   std::optional<AlertKind> kind;
   bool active_only = false;  // open or acknowledged
   std::optional<std::string> case_name, variant, metric;
+  std::optional<std::string> since;  // raised at or after this ISO-8601 UTC time (or date)
   std::optional<int64_t> limit;
 };
 

@@ -198,6 +198,10 @@ std::vector<Alert> Store::alerts(const AlertFilter& f) const {
   if (f.variant) add("variant", *f.variant);
   if (f.metric) add("metric", *f.metric);
   if (f.active_only) where += std::string(where.empty() ? " WHERE " : " AND ") + "state IN ('open', 'acknowledged')";
+  if (f.since) {
+    values.emplace_back(*f.since);
+    where += fmt::format("{}raised_at >= ?{}", where.empty() ? " WHERE " : " AND ", values.size());
+  }
   std::string sql = fmt::format("SELECT {} FROM alerts{} ORDER BY id DESC", kAlertColumns, where);
   if (f.limit) {
     values.emplace_back(*f.limit);
