@@ -92,21 +92,99 @@ std::vector<RunView> load_profile_runs(const store::Store& db, const std::vector
 NightlyInput load_nightly_runs(const store::Store& db, int days, const std::string& now_utc,
                                const std::optional<store::Series>& only) {
   const std::string now = now_utc.empty() ? store::now_utc() : now_utc;
-  store::RunFilter filter;
+  std::string since;
   if (now.size() >= 10 && now[4] == '-' && now[7] == '-') {
     std::tm tm{};
     tm.tm_year = std::atoi(now.substr(0, 4).c_str()) - 1900;
     tm.tm_mon = std::atoi(now.substr(5, 2).c_str()) - 1;
     tm.tm_mday = std::atoi(now.substr(8, 2).c_str());
-    const std::time_t since = timegm(&tm) - static_cast<std::time_t>(days + 1) * 86400;
+    const std::time_t start = timegm(&tm) - static_cast<std::time_t>(days + 1) * 86400;
     std::tm day{};
-    gmtime_r(&since, &day);
-    filter.started_since = fmt::format("{:04}-{:02}-{:02}", day.tm_year + 1900, day.tm_mon + 1, day.tm_mday);
+    gmtime_r(&start, &day);
+    since = fmt::format("{:04}-{:02}-{:02}", day.tm_year + 1900, day.tm_mon + 1, day.tm_mday);
   }
-  (void)only;
-  LoadOptions load;
-  load.steps = false;  // the trends chart per-run metrics only
-  return nightly_input(load_runs(db, filter, load));
+  NightlyInput in;
+  // The groups of the days (run_groups: one row a group), each night's newest first.
+  const auto starts = db.group_starts(since);
+  std::map<std::string, std::vector<const store::GroupStart*>> nights;
+  for (const auto& g : starts) {
+    in.groups[g.group_id] = {g.started_at, g.matrix, static_cast<size_t>(g.runs)};
+    nights[g.started_at.substr(0, 10)].push_back(&g);
+  }
+  for (auto& [night, groups] : nights) std::reverse(groups.begin(), groups.end());
+  // The series a night may hold: `only`, else each with a completed run in the days.
+  std::vector<store::Series> series;
+  if (only) {
+    series.push_back(*only);
+  } else {
+    for (const auto& s : db.series()) {
+      store::RunFilter f;
+      f.case_name = s.case_name;
+      f.variant = s.variant;
+      f.hardware_fingerprint = s.hardware_fingerprint;
+      f.status = RunStatus::completed;
+      f.started_since = since;
+      if (db.has_runs(f)) series.push_back(s);
+    }
+  }
+  // Per night and series, the completed runs of the newest group that has
+  // some: rounds of one statement, each asking every night still missing a
+  // series for its next groups, twice as many each round (one round, where a
+  // night's newest group ran the whole matrix; a few, however many groups a
+  // night has, for a series that did not run that night).
+  std::vector<store::RunRecord> chosen;
+  std::map<std::string, std::set<SeriesKey>> missing;
+  std::map<std::string, size_t> next;
+  for (const auto& [night, groups] : nights)
+    for (const auto& s : series) missing[night].insert({s.case_name, s.variant, s.hardware_fingerprint});
+  for (size_t per_night = 1;; per_night *= 2) {
+    store::RunFilter f;
+    f.status = RunStatus::completed;
+    if (only) {
+      f.case_name = only->case_name;
+      f.variant = only->variant;
+      f.hardware_fingerprint = only->hardware_fingerprint;
+    }
+    std::map<std::string, std::string> night_of;
+    for (auto& [night, wanted] : missing) {
+      const auto& groups = nights.at(night);
+      for (size_t k = 0; k < per_night && !wanted.empty() && next[night] < groups.size(); ++k) {
+        const std::string& g = groups[next[night]++]->group_id;
+        f.group_ids.push_back(g);
+        night_of[g] = night;
+      }
+    }
+    if (f.group_ids.empty()) break;
+    std::map<std::pair<std::string, SeriesKey>, std::vector<store::RunRecord>> found;
+    for (auto& r : db.runs(f)) found[{r.group_id, series_of(r)}].push_back(std::move(r));
+    // The groups of a night newest first: the first that has a series takes it.
+    std::map<std::string, size_t> rank;
+    for (size_t i = 0; i < f.group_ids.size(); ++i) rank[f.group_ids[i]] = i;
+    std::vector<std::pair<std::string, SeriesKey>> order;
+    for (const auto& [key, runs] : found) order.push_back(key);
+    std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) { return rank[x.first] < rank[y.first]; });
+    for (const auto& key : order)
+      if (missing[night_of.at(key.first)].erase(key.second))
+        for (auto& r : found[key]) chosen.push_back(std::move(r));
+  }
+  // Each case and implementation's newest run (whatever its status): what the
+  // missing-data finding says a stopped series does now.
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& s : series) keys.emplace(s.case_name, s.variant);
+  std::set<std::string> have;
+  for (const auto& r : chosen) have.insert(r.run_id);
+  for (const auto& [c, v] : keys) {
+    store::RunFilter f;
+    f.case_name = c;
+    f.variant = v;
+    f.started_since = since;
+    f.limit = 1;
+    for (auto& r : db.runs(f))
+      if (have.insert(r.run_id).second) chosen.push_back(std::move(r));
+  }
+  std::sort(chosen.begin(), chosen.end(), [](const auto& x, const auto& y) { return newer(x, y); });
+  in.runs = views_of(db, std::move(chosen), LoadOptions{/*steps=*/false});  // oldest first
+  return in;
 }
 
 IndexRuns load_index_runs(const store::Store& db, const IndexWindow& window) {

@@ -82,6 +82,11 @@ Conditions conditions_of(const RunFilter& f, std::string_view status) {
     for (const auto& commit : f.commits) list += (list.empty() ? "" : ", ") + c.param(commit);
     c.add(fmt::format("git_commit IN ({})", list));
   }
+  if (!f.group_ids.empty()) {
+    std::string list;
+    for (const auto& g : f.group_ids) list += (list.empty() ? "" : ", ") + c.param(g);
+    c.add(fmt::format("group_id IN ({})", list));
+  }
   if (f.imported) c.add(*f.imported ? "source = 'import'" : "source <> 'import'");
   if (f.started_since) c.add(fmt::format("started_at >= {}", c.param(*f.started_since)));
   return c;
@@ -270,12 +275,27 @@ int64_t Store::count_runs() const {
   });
 }
 
+std::vector<GroupStart> Store::group_starts(const std::string& since) const {
+  return impl_->retrying([&](bool) {
+    auto q = impl_->query("SELECT group_id, started_at, matrix, runs FROM run_groups WHERE started_at >= ?1"
+                          " ORDER BY started_at",
+                          fmt::format("list the groups started since {}", since));
+    q->bind(1, since);
+    std::vector<GroupStart> out;
+    while (q->step()) out.push_back({q->text(0), q->text(1), q->int64(2) != 0, q->int64(3)});
+    return out;
+  });
+}
+
 std::string Store::change_marker() const {
   return impl_->retrying([&](bool) {
-    auto q = impl_->query("SELECT (SELECT max(rowid) FROM runs), (SELECT count(*) FROM runs WHERE status = 'running')",
-                          "read the store's change marker");
+    auto q = impl_->query(
+        "SELECT (SELECT max(rowid) FROM runs), (SELECT count(*) FROM runs WHERE status = 'running'),"
+        " (SELECT max(id) FROM alerts), (SELECT max(updated_at) FROM alerts)",
+        "read the store's change marker");
     q->step();
-    return fmt::format("{}:{}", q->is_null(0) ? 0 : q->int64(0), q->int64(1));
+    return fmt::format("{}:{}:{}:{}", q->is_null(0) ? 0 : q->int64(0), q->int64(1), q->is_null(2) ? 0 : q->int64(2),
+                       q->text(3));
   });
 }
 

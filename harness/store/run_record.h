@@ -65,6 +65,7 @@ struct RunFilter {
   std::optional<std::string> git_branch;     // the branch label equals it
   std::optional<std::string> commit_prefix;  // git_commit starts with it
   std::vector<std::string> commits;          // git_commit is one of these (empty: any)
+  std::vector<std::string> group_ids;        // group_id is one of these (empty: any)
   std::optional<std::string> group_prefix;  // group_id starts with it
   std::optional<bool> imported;             // imported from another tool's log (runs.source), or not
   int64_t offset = 0;                       // skip the newest `offset` runs that match (paging)
@@ -76,6 +77,14 @@ struct Series {
   bool operator==(const Series& o) const {
     return case_name == o.case_name && variant == o.variant && hardware_fingerprint == o.hardware_fingerprint;
   }
+};
+
+// A run group as the nightly trends read it (schema v7, `run_groups`).
+struct GroupStart {
+  std::string group_id;
+  std::string started_at;  // its first run's start: the night it counts for
+  bool matrix = false;     // it ran more than one case
+  int64_t runs = 0;
 };
 
 // A run group as an error message lists it.

@@ -225,6 +225,46 @@ CREATE TABLE outbox (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 7: the run groups as the nightly trends and a series page read them
+// (docs/fleet.md, "Scale"): `run_groups`, one row per group — its first run's
+// start (the night it counts for), whether it ran more than one case (a
+// matrix, whose day is a night) and its runs — kept by triggers on `runs`,
+// whoever writes (twinbench, `db push`, another tool), so that a window of
+// nights is read from its groups, not from every run in it; and runs_by_group
+// extended to the series, so that a group's runs of one series are one seek.
+constexpr std::string_view kV7 = R"sql(
+CREATE TABLE run_groups (
+  group_id   TEXT NOT NULL PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  first_case TEXT NOT NULL,
+  matrix     INTEGER NOT NULL DEFAULT 0 CHECK (matrix IN (0, 1)),
+  runs       INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX run_groups_by_start ON run_groups (started_at);
+INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+  SELECT group_id, min(started_at), min(case_name), count(DISTINCT case_name) > 1, count(*) FROM runs GROUP BY group_id;
+CREATE TRIGGER runs_into_groups AFTER INSERT ON runs BEGIN
+  INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+    VALUES (NEW.group_id, NEW.started_at, NEW.case_name, 0, 1)
+    ON CONFLICT (group_id) DO UPDATE SET started_at = min(started_at, excluded.started_at),
+      matrix = CASE WHEN matrix = 1 OR first_case <> excluded.first_case THEN 1 ELSE 0 END, runs = runs + 1;
+END;
+CREATE TRIGGER runs_out_of_groups AFTER DELETE ON runs BEGIN
+  DELETE FROM run_groups WHERE group_id = OLD.group_id;
+  INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+    SELECT group_id, min(started_at), min(case_name), count(DISTINCT case_name) > 1, count(*) FROM runs
+    WHERE group_id = OLD.group_id GROUP BY group_id;
+END;
+CREATE TRIGGER runs_between_groups AFTER UPDATE OF group_id, case_name, started_at ON runs BEGIN
+  DELETE FROM run_groups WHERE group_id IN (OLD.group_id, NEW.group_id);
+  INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+    SELECT group_id, min(started_at), min(case_name), count(DISTINCT case_name) > 1, count(*) FROM runs
+    WHERE group_id IN (OLD.group_id, NEW.group_id) GROUP BY group_id;
+END;
+DROP INDEX runs_by_group;
+CREATE INDEX runs_by_group ON runs (group_id, case_name, variant, hardware_fingerprint, status);
+)sql";
+
 // The fingerprint of every run whose column is still '' (stored before
 // version 4), from its provenance as base/hardware.h computes it.
 void backfill_hardware(backend::Connection& db) {
@@ -420,6 +460,48 @@ CREATE TABLE outbox (
 );
 )sql";
 
+// Version 7 in PostgreSQL: the same table, kept by one row trigger.
+constexpr std::string_view kPgV7 = R"sql(
+CREATE TABLE run_groups (
+  group_id   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  started_at TEXT COLLATE "C" NOT NULL,
+  first_case TEXT COLLATE "C" NOT NULL,
+  matrix     BIGINT NOT NULL DEFAULT 0 CHECK (matrix IN (0, 1)),
+  runs       BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX run_groups_by_start ON run_groups (started_at);
+INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+  SELECT group_id, min(started_at), min(case_name), CASE WHEN count(DISTINCT case_name) > 1 THEN 1 ELSE 0 END, count(*)
+  FROM runs GROUP BY group_id;
+CREATE FUNCTION run_groups_recount(g TEXT) RETURNS void LANGUAGE sql AS $$
+  DELETE FROM run_groups WHERE group_id = g;
+  INSERT INTO run_groups (group_id, started_at, first_case, matrix, runs)
+    SELECT group_id, min(started_at), min(case_name), CASE WHEN count(DISTINCT case_name) > 1 THEN 1 ELSE 0 END,
+           count(*)
+    FROM runs WHERE group_id = g GROUP BY group_id;
+$$;
+CREATE FUNCTION runs_note_group() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO run_groups AS g (group_id, started_at, first_case, matrix, runs)
+      VALUES (NEW.group_id, NEW.started_at, NEW.case_name, 0, 1)
+      ON CONFLICT (group_id) DO UPDATE SET started_at = LEAST(g.started_at, excluded.started_at),
+        matrix = CASE WHEN g.matrix = 1 OR g.first_case <> excluded.first_case THEN 1 ELSE 0 END, runs = g.runs + 1;
+  ELSE
+    PERFORM run_groups_recount(OLD.group_id);
+    IF TG_OP = 'UPDATE' AND NEW.group_id <> OLD.group_id THEN
+      PERFORM run_groups_recount(NEW.group_id);
+    END IF;
+  END IF;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER runs_groups AFTER INSERT OR DELETE OR UPDATE OF group_id, case_name, started_at ON runs
+  FOR EACH ROW EXECUTE FUNCTION runs_note_group();
+DROP INDEX runs_by_group;
+CREATE INDEX runs_by_group ON runs (group_id, case_name, variant, hardware_fingerprint, status);
+)sql";
+
 constexpr std::string_view kDescriptions[] = {
     "initial schema: runs, steps, run_metrics",
     "promoted provenance columns, steps.eval_loss, calibrations",
@@ -427,6 +509,7 @@ constexpr std::string_view kDescriptions[] = {
     "runs.hardware_fingerprint, runs.lease_expires_at",
     "runs.source; indexes runs_by_series, runs_by_branch, runs_by_source (runs_by_hardware dropped)",
     "alerts, alert_events, outbox",
+    "run_groups (kept by triggers on runs); runs_by_group extended to the series",
 };
 
 [[noreturn]] void refuse_newer(const backend::Connection& db, int version) {
@@ -441,7 +524,8 @@ constexpr std::string_view kDescriptions[] = {
 const std::vector<Migration>& sqlite_migrations() {
   static const std::vector<Migration> list = {
       {1, kDescriptions[0], kV1}, {2, kDescriptions[1], kV2}, {3, kDescriptions[2], kV3}, {4, kDescriptions[3], kV4},
-      {5, kDescriptions[4], kV5, backfill_hardware}, {6, kDescriptions[5], kV6}};
+      {5, kDescriptions[4], kV5, backfill_hardware}, {6, kDescriptions[5], kV6},
+      {7, kDescriptions[6], kV7}};
   return list;
 }
 
@@ -451,7 +535,8 @@ const std::vector<Migration>& postgresql_migrations() {
                                               {3, kDescriptions[2], kPgV3},
                                               {4, kDescriptions[3], kPgV4},
                                               {5, kDescriptions[4], kPgV5, backfill_hardware},
-                                              {6, kDescriptions[5], kPgV6}};
+                                              {6, kDescriptions[5], kPgV6},
+                                              {7, kDescriptions[6], kPgV7}};
   return list;
 }
 

@@ -189,10 +189,17 @@ class Store {
   // list; reads the variant's runs, so only for errors).
   std::vector<GroupSummary> groups_with_variant(const std::string& variant) const;
   int64_t count_runs() const;
-  // "N:M": the newest stored order and how many runs are running, which
-  // changes whenever a run is stored, started or finished — what a reader
-  // compares to know whether what it read may have changed (`twinbench
-  // serve`'s page cache). Two index look-ups.
+  // The run groups that started at or after `since` (ISO-8601 UTC, or a
+  // date), by start: each with its first run's start, whether it ran more
+  // than one case and its runs (`run_groups`, schema v7, kept by triggers).
+  // One range of an index, whatever the runs of the groups.
+  std::vector<GroupStart> group_starts(const std::string& since) const;
+  // The newest stored order, how many runs are running, the newest alert
+  // and its newest change, as one string that changes whenever a run is
+  // stored, started or finished and whenever an alert is raised or changes
+  // state — what a reader compares to know whether what it read may have
+  // changed (`twinbench serve`'s page cache). A few index look-ups (and the
+  // alerts, which are few).
   std::string change_marker() const;
   // Which of `run_ids` are stored.
   std::set<std::string> present_runs(const std::vector<std::string>& run_ids) const;

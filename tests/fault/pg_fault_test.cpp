@@ -371,7 +371,7 @@ TEST_P(Writers, SixteenConcurrentWritersGiveSixteenCompletedRuns) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT group_id) FROM runs"), kWriters);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps"), kWriters * kSteps);
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT run_id) FROM run_metrics"), kWriters);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM schema_version"), 5) << "the schema was created once";
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM schema_version"), 7) << "the schema was created once";
   testing::expect_store_sound(db);
 }
 

@@ -184,7 +184,7 @@ TEST_P(StoreScale, HotQueriesUseTheIndexes) {
       {"runs", "runs_by_start"},
       {"report pair --format json", "runs_by_group"},
       {"report index --out " + path("plans-html"), "runs_by_series"},
-      {"report nightly --format json", "runs_by_start"},
+      {"report nightly --format json", "run_groups_by_start"},
       {"report branch --format json" + kTip, "runs_by_branch"},
       {"compare --format json" + kTip, "runs_by_branch"},
   };

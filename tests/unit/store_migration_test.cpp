@@ -80,7 +80,7 @@ TEST_P(MigrationTest, Version4StoreMigratesKeepingEveryRow) {
   const std::string before = query_text(location(), fingerprints_sql);
 
   const Store store(location());
-  EXPECT_EQ(store.file_schema_version(), 6);
+  EXPECT_EQ(store.file_schema_version(), 7);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM runs"), runs);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM steps"), steps);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM run_metrics"), metrics);
@@ -153,7 +153,7 @@ TEST_P(MigrationTest, Version5StoreMigratesToVersion6KeepingEveryRowAndGainsAler
   const std::string metrics_before = query_text(location(), metrics_sql);
 
   Store store(location());
-  EXPECT_EQ(store.file_schema_version(), 6);
+  EXPECT_EQ(store.file_schema_version(), 7);
   for (const auto& [table, n] : counts)
     EXPECT_EQ(query_int(location(), "SELECT count(*) FROM " + table), n + (table == "schema_version" ? 1 : 0))
         << table;

@@ -176,8 +176,8 @@ TEST_P(StoreTest, CreatesStoreWithCurrentSchema) {
   EXPECT_EQ(store.path(), path_);
   EXPECT_EQ(store.location(), path_);
   EXPECT_EQ(store.backend(), GetParam());
-  EXPECT_EQ(Store::code_schema_version(), 6);
-  EXPECT_EQ(store.file_schema_version(), 6);
+  EXPECT_EQ(Store::code_schema_version(), 7);
+  EXPECT_EQ(store.file_schema_version(), 7);
   ASSERT_EQ(sqlite_migrations().size(), postgresql_migrations().size());
   for (const Migration& m : scripts())
     EXPECT_EQ(raw(fmt::format("SELECT description FROM schema_version WHERE version = {}", m.version)),
@@ -413,7 +413,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   store.append_steps(id, fresh);
   expect_same_steps(store.steps(id), fresh);
 
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "6");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "7");
   EXPECT_EQ(raw("SELECT min(version) FROM schema_version"), "1");
   if (sqlite()) {
     EXPECT_EQ(RawDb(path_).text("PRAGMA journal_mode"), "wal");
@@ -641,7 +641,7 @@ TEST_P(StoreTest, ConcurrentWritersLoseNothing) {
 
   Store store(path_);
   EXPECT_EQ(store.runs().size(), static_cast<size_t>(kWriters * kRuns));
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "6");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "7");
   for (int w = 0; w < kWriters; ++w) {
     RunFilter filter;
     filter.group_id = fmt::format("writer-{}", w);
