@@ -53,6 +53,13 @@ color:var(--amber);border-color:var(--amber-line)}
 .badge-inconclusive,.badge-not-comparable{background:#fff}
 .badge-new-failure{background:var(--darkred);color:#fff}
 .badge-running{background:var(--blue-bg);color:var(--blue)}
+.badge-open{background:var(--red-bg);color:var(--red)}
+.badge-acknowledged{background:var(--amber-bg);color:var(--amber);border-color:var(--amber-line)}
+.badge-expected,.badge-invalid{background:var(--grey-bg);color:var(--muted)}
+.badge-fixed,.badge-recovered{background:var(--green-bg);color:var(--green)}
+form p{margin:6px 0}
+input,select,button,textarea{font:inherit;font-size:13px}
+form.filters{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:8px 0}
 .v-improved,.v-completed{color:var(--green);font-weight:600}
 .v-regressed,.v-failed,.v-diverged{color:var(--red);font-weight:600}
 .v-new-failure{color:var(--darkred);font-weight:700}
@@ -224,7 +231,11 @@ std::string verdict_text(const std::string& text_html, const std::string& verdic
   return "<span class=\"v-" + slug(lower(verdict)) + "\">" + text_html + "</span>";
 }
 
-std::string link(const std::string& href, const std::string& text) {
+namespace {
+
+// `href` as an attribute value: a javascript:, vbscript: or data: URL becomes
+// "#", and bytes a URL may not hold are percent-encoded (see link()).
+std::string safe_href(const std::string& href) {
   // URL parsers skip leading spaces/controls and drop tabs and newlines anywhere,
   // so "  java\tscript:" is still javascript: -- normalise the same way first.
   std::string scheme;
@@ -253,7 +264,17 @@ std::string link(const std::string& href, const std::string& text) {
       url += c;
     }
   }
-  return "<a href=\"" + escape(url) + "\">" + escape(text) + "</a>";
+  return escape(url);
+}
+
+}  // namespace
+
+std::string link(const std::string& href, const std::string& text) {
+  return "<a href=\"" + safe_href(href) + "\">" + escape(text) + "</a>";
+}
+
+std::string clipped_link(const std::string& href, const std::string& text, bool narrow) {
+  return "<a href=\"" + safe_href(href) + "\">" + clipped(text, narrow) + "</a>";
 }
 
 std::string section(const std::string& id, const std::string& title, const std::string& body_html) {

@@ -71,6 +71,10 @@ std::string verdict_text(const std::string& text_html, const std::string& verdic
 // javascript:, vbscript: or data: href becomes "#".
 std::string link(const std::string& href, const std::string& text);
 
+// link() whose text is clipped() (its whole text its tooltip): an outside
+// name as a link that must not widen its table row.
+std::string clipped_link(const std::string& href, const std::string& text, bool narrow = false);
+
 // <section id="slug(id)"><h2>title</h2>body_html</section>; title is plain text.
 std::string section(const std::string& id, const std::string& title, const std::string& body_html);
 

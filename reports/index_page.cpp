@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "reports/alerts_report.h"
 #include "reports/html.h"
 #include "reports/nightly_report.h"
 #include "reports/pair_report.h"
@@ -28,19 +29,18 @@ std::string index_value(const std::optional<double>& v, const char* spec) {
 
 // The server's sections: the nightly findings, the newest groups and branches.
 std::string site_sections(const compare::SiteIndex& site) {
-  std::string out;
+  std::string out = html::section(
+      "alerts", fmt::format("Open alerts: {}", site.alerts.size()),
+      alerts_table_html(site.alerts) + "<p>" + html::link(site::alerts(), "Every alert") + "</p>");
   if (site.nightly) out += html::section("nightly", "Nightly", nightly_findings_html(*site.nightly));
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : site.groups) {
-    const bool pair = std::find(g.variants.begin(), g.variants.end(), "functional") != g.variants.end() &&
-                      std::find(g.variants.begin(), g.variants.end(), "module") != g.variants.end();
-    rows.push_back({html::link(site::runs({{"group", g.group_id}}), g.group_id.size() > 14 ? g.group_id.substr(0, 13) + "…" : g.group_id),
+    const std::string reports = site::group_reports_html(g.group_id, g.variants, g.labels);
+    rows.push_back({html::clipped_link(site::runs({{"group", g.group_id}}), g.group_id, true),
                     started_cell(g.started_at), html::clipped(g.branch, true),
                     g.commit.empty() ? "-" : "<code>" + html::escape(g.commit.substr(0, 9)) + "</code>",
                     html::num(std::to_string(g.runs)), html::num(std::to_string(g.cases.size())),
-                    html::num(std::to_string(g.variants.size())),
-                    (pair ? html::link(site::pair(g.group_id), "pair") + " · " : std::string()) +
-                        (g.variants.size() > 1 ? html::link(site::nway(g.group_id), "nway") : std::string("-"))});
+                    html::num(std::to_string(g.variants.size())), reports.empty() ? "-" : reports});
   }
   out += html::section("groups", "Newest run groups",
                        rows.empty() ? std::string("<p>No runs stored.</p>")
@@ -48,12 +48,13 @@ std::string site_sections(const compare::SiteIndex& site) {
                                                    "Implementations", "Reports"},
                                                   rows, "index"));
   rows.clear();
-  // Each branch against the newest other branch's runs: the first a user compares with.
+  // Each branch against the oldest branch listed (main, usually), at that branch's newest
+  // runs: the merge-base needs the commits in the server's checkout (the page's default).
   const std::string base = site.branches.empty() ? "" : site.branches.back().branch;
   for (const auto& b : site.branches)
-    rows.push_back({html::link(site::runs({{"branch", b.branch}}), b.branch), started_cell(b.newest_at),
+    rows.push_back({html::clipped_link(site::runs({{"branch", b.branch}}), b.branch), started_cell(b.newest_at),
                     b.commit.empty() ? "-" : "<code>" + html::escape(b.commit.substr(0, 9)) + "</code>",
-                    b.branch == base ? "-" : html::link(site::branch(base, b.branch), "against " + base)});
+                    b.branch == base ? "-" : html::clipped_link(site::branch(base, b.branch) + "&at=tip", "against " + base, true)});
   if (!rows.empty())
     out += html::section("branches", "Branches of the newest runs",
                          html::table({"Branch", "Newest run", "Commit", "Compare"}, rows, "index"));
@@ -97,7 +98,8 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
       if (r.pairs > 0) pairs = html::num(std::to_string(r.pairs));
     }
     std::vector<std::string> row = {
-        a.site ? html::link(site::series(r.case_name, r.variant, r.hardware_id, "step_time_median_s"), r.case_name)
+        a.site ? html::clipped_link(site::series(r.case_name, r.variant, r.hardware_id, "step_time_median_s"), r.case_name,
+                                    true)
                : html::clipped(r.case_name, true),
         html::clipped(r.variant, true)};
     // Runs of several machines (a fleet, imported logs): each row names its own, in a column of its own.
@@ -167,6 +169,8 @@ std::string index_json(const compare::IndexAnalysis& a) {
       branches.push_back({{"branch", b.branch}, {"newest_at", b.newest_at}, {"commit", b.commit}});
     j["groups"] = groups;
     j["branches"] = branches;
+    j["alerts"] = J::array();
+    for (const auto& al : a.site->alerts) j["alerts"].push_back(alert_json(al));
     if (a.site->nightly) {
       const auto& n = *a.site->nightly;
       J changes = J::array(), stopped = J::array();

@@ -153,7 +153,7 @@ std::string nightly_findings_html(const NightlyAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [s, c] : compare::change_points_in_order(r)) {
     if (!c->open) continue;
-    rows.push_back({html::link(site::series(s->case_name, s->variant, s->hardware_id, s->spec.name), series_name(*s)),
+    rows.push_back({html::clipped_link(site::series(s->case_name, s->variant, s->hardware_id, s->spec.name), series_name(*s)),
                     html::escape(c->night), html::link(site::runs({{"commit", c->commit}}), c->commit.substr(0, 9)),
                     html::num(html::escape(change_text(*c))),
                     html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});

@@ -69,10 +69,11 @@ std::vector<HtmlPage> RunListReport::pages() const {
   for (const auto& v : l_.runs) {
     const auto& r = v.run;
     rows.push_back({html::link(site::run(r.run_id), r.run_id.substr(0, 8)),
-                    html::link(site::runs({{"group", r.group_id}}), r.group_id.size() > 14 ? r.group_id.substr(0, 13) + "…" : r.group_id),
-                    html::clipped(r.case_name, true), html::clipped(r.variant, true),
-                    html::badge(std::string(to_string(r.status)), r.reason),
-                    html::with_tooltip(r.started_at.substr(0, 16), r.started_at), html::clipped(r.git_branch, true),
+                    html::clipped_link(site::runs({{"group", r.group_id}}), r.group_id, true),
+                    html::clipped(r.case_name + " · " + r.variant, true), html::badge(std::string(to_string(r.status)), r.reason),
+                    html::with_tooltip(r.started_at.size() >= 16 ? r.started_at.substr(5, 5) + " " + r.started_at.substr(11, 5)
+                                                                  : r.started_at,
+                                       r.started_at), html::clipped(r.git_branch, true),
                     r.git_commit.empty() ? "-" : html::link(site::runs({{"commit", r.git_commit}}), r.git_commit.substr(0, 9)),
                     html::num(html::escape(listed_value(v, "final_loss"))), html::num(html::escape(listed_value(v, "step_time_mean_s")))});
   }
@@ -82,7 +83,7 @@ std::vector<HtmlPage> RunListReport::pages() const {
   std::string body = html::section(
       "runs", fmt::format("Runs: {}", filter_text(l_)),
       rows.empty() ? std::string("<p>No stored run matches.</p>")
-                   : html::table({"Run", "Group", "Case", "Implementation", "Status", "Started", "Branch", "Commit",
+                   : html::table({"Run", "Group", "Case · implementation", "Status", "Started", "Branch", "Commit",
                                   "Final loss", "Avg s/step"},
                                  rows, "index") +
                          (nav.empty() ? "" : "<p>" + nav + "</p>"));
@@ -91,10 +92,15 @@ std::vector<HtmlPage> RunListReport::pages() const {
   page.subtitle = fmt::format("{}, newest first; page {}", filter_text(l_), l_.page + 1);
   page.nav_html = html::link(site::index(), "index");
   for (const auto& [key, value] : l_.filter)
-    if (key == "group")  // a group's reports, one click away
-      page.nav_html += " · " + html::link(site::pair(value), "pair report") + " · " +
-                       html::link(site::nway(value), "all implementations") + " · " +
-                       html::link(site::session(value), "as an ab session");
+    if (key == "group") {  // a group's reports, one click away
+      std::vector<std::string> variants, labels;
+      for (const auto& v : l_.runs) {
+        variants.push_back(v.run.variant);
+        labels.push_back(v.run.git_branch);
+      }
+      const std::string reports = site::group_reports_html(value, variants, labels);
+      if (!reports.empty()) page.nav_html += " · " + reports;
+    }
   page.body_html = body;
   return {{"runs.html", html::render_page(page)}};
 }

@@ -33,8 +33,13 @@ std::string summary_html(const RunAnalysis& a) {
   out += row("Implementation", html::link(site::runs({{"case", r.case_name}, {"variant", r.variant}}), r.variant));
   out += row("Series", html::link(site::series(r.case_name, r.variant, r.hardware_fingerprint, "step_time_median_s"),
                                   "nightly history of " + r.case_name + " / " + r.variant));
-  out += row("Group", html::link(site::runs({{"group", r.group_id}}), r.group_id) + " · " +
-                          html::link(site::pair(r.group_id), "pair") + " · " + html::link(site::nway(r.group_id), "nway"));
+  std::vector<std::string> variants = {r.variant}, labels = {r.git_branch};
+  for (const auto& g : a.group) {
+    variants.push_back(g.variant);
+    labels.push_back(g.git_branch);
+  }
+  const std::string reports = site::group_reports_html(r.group_id, variants, labels);
+  out += row("Group", html::link(site::runs({{"group", r.group_id}}), r.group_id) + (reports.empty() ? "" : " · " + reports));
   out += row("Repeat", html::escape(std::to_string(r.repeat_index)));
   out += row("Branch", r.git_branch.empty() ? "-" : html::link(site::runs({{"branch", r.git_branch}}), r.git_branch));
   out += row("Commit", r.git_commit.empty() ? "-" : html::link(site::runs({{"commit", r.git_commit}}), r.git_commit.substr(0, 9)));

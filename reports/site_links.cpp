@@ -1,7 +1,11 @@
 // The server's URLs (see site_links.h).
 #include "reports/site_links.h"
 
+#include <algorithm>
 #include <cctype>
+#include <set>
+
+#include "reports/html.h"
 
 namespace twinbench::site {
 
@@ -42,6 +46,19 @@ std::string session(const std::string& group_id) { return "/session/" + encode(g
 std::string branch(const std::string& baseline, const std::string& candidate) {
   return "/branch" + query({{"baseline", baseline}, {"candidate", candidate}});
 }
+std::string group_reports_html(const std::string& group_id, const std::vector<std::string>& variants,
+                               const std::vector<std::string>& labels) {
+  const std::set<std::string> v(variants.begin(), variants.end()), l(labels.begin(), labels.end());
+  std::string out;
+  const auto add = [&](const std::string& href, const std::string& text) {
+    out += (out.empty() ? "" : " · ") + html::link(href, text);
+  };
+  if (v.count("functional") && v.count("module")) add(pair(group_id), "pair");
+  if (v.size() > 1) add(nway(group_id), "nway");
+  if (l.size() == 2) add(session(group_id), "session");
+  return out;
+}
+
 std::string alerts() { return "/alerts"; }
 std::string alert(int64_t id) { return "/alerts/" + std::to_string(id); }
 

@@ -31,6 +31,12 @@ std::string pair(const std::string& group_id);
 std::string nway(const std::string& group_id);
 std::string session(const std::string& group_id);
 std::string branch(const std::string& baseline, const std::string& candidate);
+// The reports a group's runs make, as links: its pair report when it ran
+// functional and module, all its implementations when it ran more than one,
+// its ab session when its runs carry two branch labels ("" when none).
+// `variants` and `labels`: the group's (repeats are fine).
+std::string group_reports_html(const std::string& group_id, const std::vector<std::string>& variants,
+                               const std::vector<std::string>& labels);
 std::string alerts();
 std::string alert(int64_t id);
 

@@ -22,7 +22,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--listen", o->listen,
                   "HOST:PORT to listen on (default 127.0.0.1:8080: this machine only; 0.0.0.0:PORT for every "
                   "interface; port 0: any free one, printed)");
-  cmd->add_option("--public-url", o->public_url, "the URL others reach this server at (shown on the index)");
+  cmd->add_option("--public-url", o->public_url, "the URL others reach this server at (printed, and in /health.json)");
   cmd->add_flag("--read-token", o->read_token,
                 "reads need a token too: TWINBENCH_SERVE_TOKEN, or TWINBENCH_SERVE_READ_TOKEN (reads only)");
   cmd->add_option("--workers", o->workers, "pages computed at once, each with its own store connection (default 2)")
@@ -49,7 +49,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     serve::serve(
         options,
         [&](const std::string& url) {
-          std::cout << fmt::format("twinbench serve: {} serving {}{}", url, store::redact_location(options.db),
+          std::cout << fmt::format("twinbench serve: {} serving {}{}{}", url, store::redact_location(options.db),
+                                   options.public_url.empty() ? "" : " (public: " + options.public_url + ")",
                                    options.write_token.empty() ? " (read-only: TWINBENCH_SERVE_TOKEN is not set)" : "")
                     << std::endl;
         },

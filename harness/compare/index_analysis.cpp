@@ -154,7 +154,7 @@ SiteIndex site_index(const std::vector<store::RunRecord>& newest, size_t groups,
     auto at = group_at.find(r.group_id);
     if (at == group_at.end() && out.groups.size() < groups) {
       at = group_at.emplace(r.group_id, out.groups.size()).first;
-      out.groups.push_back({r.group_id, r.started_at, r.git_branch, r.git_commit, 0, {}, {}});
+      out.groups.push_back({r.group_id, r.started_at, r.git_branch, r.git_commit, 0, {}, {}, {}});
     }
     if (at != group_at.end()) {
       GroupRow& g = out.groups[at->second];
@@ -162,6 +162,7 @@ SiteIndex site_index(const std::vector<store::RunRecord>& newest, size_t groups,
       g.started_at = std::min(g.started_at, r.started_at);
       add(g.cases, r.case_name);
       add(g.variants, r.variant);
+      add(g.labels, r.git_branch);
     }
     if (!r.git_branch.empty() && out.branches.size() < branches && branch_seen.insert(r.git_branch).second)
       out.branches.push_back({r.git_branch, r.started_at, r.git_commit});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/compare/nightly_analysis.h"
+#include "harness/store/alert_record.h"
 #include "harness/compare/pair_analysis.h"
 
 namespace twinbench::compare {
@@ -58,7 +59,7 @@ std::optional<PairDigest> pair_digest_from_json(const std::string& text);
 struct GroupRow {
   std::string group_id, started_at, branch, commit;
   size_t runs = 0;
-  std::vector<std::string> cases, variants;  // first-seen order
+  std::vector<std::string> cases, variants, labels;  // first-seen order; labels: the runs' branch labels
 };
 // A branch label of the newest runs, with its newest run.
 struct BranchRow {
@@ -72,6 +73,7 @@ struct SiteIndex {
   std::vector<GroupRow> groups;      // newest first
   std::vector<BranchRow> branches;   // newest first
   std::optional<NightlyAnalysis> nightly;
+  std::vector<store::Alert> alerts;  // the newest open and acknowledged ones
 };
 
 struct IndexAnalysis {

@@ -2,6 +2,7 @@
 #include "harness/cli/serve/page_cache.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 namespace twinbench::serve {
 
@@ -43,6 +44,9 @@ void PageCache::work() {
       jobs_.pop_front();
     }
     job();
+    // What a page computed is freed by now: give it back, so that the server's
+    // memory follows its cache, not its largest page ever (docs/serve.md).
+    malloc_trim(0);
   }
 }
 

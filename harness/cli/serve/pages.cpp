@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ostream>
 #include <set>
 #include <streambuf>
@@ -17,7 +18,10 @@
 #include "harness/compare/runs.h"
 #include "harness/compare/session_analysis.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/compare/alert_list.h"
+#include "reports/alerts_report.h"
 #include "reports/bisect_report.h"
+#include "reports/html.h"
 #include "reports/branch_report.h"
 #include "reports/index_page.h"
 #include "reports/nightly_report.h"
@@ -34,6 +38,7 @@ namespace {
 // The index's share of the store: its newest runs for groups and branches.
 constexpr int64_t kIndexNewestRuns = 2000;
 constexpr size_t kIndexGroups = 12, kIndexBranches = 8;
+constexpr int64_t kIndexAlerts = 10;
 
 // A report's pages and JSON, as the cache keeps them.
 Computed computed(const reports::Report& report) {
@@ -95,25 +100,27 @@ PageSpec index_page(const Query& query) {
   const Params p(query, {});
   return {key_of("index", "", p), [](store::Store& db) {
             const auto shown = compare::load_index_runs(db);
-            std::optional<compare::PairDigest> digest;
-            if (shown.stored > 0) {
-              auto selection = compare::select_pair_runs(db, "", "functional", "module");
-              const bool both = std::any_of(selection.runs.begin(), selection.runs.end(),
-                                            [](const auto& v) { return v.run.variant == "functional"; }) &&
-                                std::any_of(selection.runs.begin(), selection.runs.end(),
-                                            [](const auto& v) { return v.run.variant == "module"; });
-              if (both) {
-                const auto pair = compare::analyze_pair(std::move(selection.runs), selection.group_id, "functional",
-                                                        "module", compare::CompareOptions{});
-                digest = compare::digest_of(pair);
-              }
-            }
-            auto analysis = compare::analyze_index(shown.runs, static_cast<size_t>(shown.stored), digest);
             store::RunFilter newest;
             newest.limit = kIndexNewestRuns;
-            analysis.site = compare::site_index(db.runs(newest), kIndexGroups, kIndexBranches);
+            auto site = compare::site_index(db.runs(newest), kIndexGroups, kIndexBranches);
+            // The newest group that ran both implementations: its pair verdicts, its pages linked.
+            std::optional<compare::PairDigest> digest;
+            for (const auto& g : site.groups) {
+              const auto has = [&](const char* v) { return std::find(g.variants.begin(), g.variants.end(), v) != g.variants.end(); };
+              if (!has("functional") || !has("module")) continue;
+              auto selection = compare::select_pair_runs(db, g.group_id, "functional", "module");
+              digest = compare::digest_of(compare::analyze_pair(std::move(selection.runs), g.group_id, "functional",
+                                                                "module", compare::CompareOptions{}));
+              break;
+            }
+            auto analysis = compare::analyze_index(shown.runs, static_cast<size_t>(shown.stored), digest);
+            analysis.site = std::move(site);
             compare::NightlyOptions nightly;
             analysis.site->nightly = compare::analyze_nightly(compare::load_nightly_runs(db, nightly.days), nightly);
+            store::AlertFilter open;
+            open.active_only = true;
+            open.limit = kIndexAlerts;
+            analysis.site->alerts = db.alerts(open);
             Computed c;
             c.first = "index.html";
             c.pages.emplace("index.html", reports::index_html(analysis, {}));
@@ -156,7 +163,17 @@ PageSpec series_page(const Query& query) {
             }
             o.only = only;
             const auto analysis = compare::analyze_nightly(compare::load_nightly_runs(db, o.days, "", only), o);
-            return computed(reports::SeriesReport(analysis));
+            store::AlertFilter f;  // the series' alerts, every state: its history of findings
+            f.case_name = only.case_name;
+            f.variant = only.variant;
+            f.limit = 200;
+            std::vector<store::Alert> alerts;
+            for (auto& a : db.alerts(f))
+              if (a.hardware_fingerprint.empty() || a.hardware_fingerprint == only.hardware_fingerprint)
+                alerts.push_back(std::move(a));
+            return computed(reports::SeriesReport(
+                analysis, html::section("alerts", fmt::format("Alerts: {}", alerts.size()),
+                                        reports::alerts_table_html(alerts))));
           }};
 }
 
@@ -321,6 +338,55 @@ PageSpec runs_page(const Query& query) {
   return {key_of("runs", "", p), [f, shown, limit, page](store::Store& db) {
             const auto list = compare::load_run_list(db, f, shown, limit, page);
             return computed(reports::RunListReport(list));
+          }};
+}
+
+PageSpec alerts_page(const Query& query) {
+  const Params p(query, {"state", "case", "metric", "since", "limit"});
+  store::AlertFilter f;
+  compare::AlertList shown;
+  if (const auto s = p.optional("state"); s && !s->empty()) {
+    try {
+      f.state = store::alert_state_from_string(*s);
+    } catch (const std::invalid_argument& e) {
+      throw BadRequest(fmt::format("parameter 'state': {}", e.what()));
+    }
+    shown.filter.emplace_back("state", *s);
+  }
+  if (const auto c = p.optional("case"); c && !c->empty()) {
+    f.case_name = *c;
+    shown.filter.emplace_back("case", *c);
+  }
+  if (const auto m = p.optional("metric"); m && !m->empty()) {
+    f.metric = *m;
+    shown.filter.emplace_back("metric", *m);
+  }
+  if (const auto since = p.optional("since"); since && !since->empty()) {
+    const auto& d = *since;  // a date or an ISO-8601 time: compared as text, as the store keeps it
+    if (d.size() < 10 || d[4] != '-' || d[7] != '-' || !std::all_of(d.begin(), d.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == 'T' || c == '.' || c == 'Z';
+        }))
+      throw BadRequest("parameter 'since': expected a date YYYY-MM-DD or an ISO-8601 UTC time");
+    f.since = d;
+    shown.filter.emplace_back("since", d);
+  }
+  shown.limit = static_cast<size_t>(p.integer("limit", 200, 1, 2000));
+  f.limit = static_cast<int64_t>(shown.limit);
+  return {key_of("alerts", "", p), [f, shown](store::Store& db) mutable {
+            shown.alerts = db.alerts(f);
+            return computed(reports::AlertListReport(shown));
+          }};
+}
+
+PageSpec alert_page(int64_t id, const Query& query, bool writable, bool writes_enabled, const std::string& csrf) {
+  const Params p(query, {});
+  reports::AlertForm form{writable, writes_enabled, csrf};
+  return {key_of("alert", std::to_string(id), p) + "\n" + (writable ? csrf : "-") + (writes_enabled ? "w" : "r"),
+          [id, form](store::Store& db) {
+            const auto alert = db.alert(id);
+            if (!alert) throw NotFound(fmt::format("no alert #{} in the store", id));
+            compare::AlertPage page{*alert, db.alert_events(id)};
+            return computed(reports::AlertReport(page, form));
           }};
 }
 

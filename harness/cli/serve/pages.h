@@ -39,5 +39,8 @@ PageSpec branch_page(const Query& query, const PageContext& context);
 PageSpec bisect_page(const Query& query, const PageContext& context);
 PageSpec run_page(const std::string& run_id, const Query& query);
 PageSpec runs_page(const Query& query);
+PageSpec alerts_page(const Query& query);
+// `writable`, `writes_enabled`, `csrf`: the requester's form (reports/alerts_report.h).
+PageSpec alert_page(int64_t id, const Query& query, bool writable, bool writes_enabled, const std::string& csrf);
 
 }  // namespace twinbench::serve

@@ -2,8 +2,12 @@
 #include "harness/cli/serve/site.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <iostream>
 #include <mutex>
 #include <stdexcept>
@@ -15,6 +19,7 @@
 #include "harness/cli/serve/pages.h"
 #include "harness/cli/serve/store_pool.h"
 #include "harness/cli/serve/target.h"
+#include "reports/alerts_report.h"
 #include "reports/html.h"
 
 namespace twinbench::serve {
@@ -100,6 +105,11 @@ class Site {
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       secure(res);
       if (!server_.within_limits(req, res)) return httplib::Server::HandlerResponse::Handled;
+      if (body_too_large(req)) {  // answered before the body is read
+        line(res, 413, fmt::format("the body is larger than {} bytes", o_.limits.body_bytes));
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return allowed(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
     });
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { get(req, res); });
@@ -147,6 +157,13 @@ class Site {
   }
 
  private:
+  bool body_too_large(const httplib::Request& req) const {
+    const std::string length = req.get_header_value("Content-Length");
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(length.c_str(), &end, 10);
+    return !length.empty() && (*end != '\0' || n > o_.limits.body_bytes);
+  }
+
   // Reads (and the login) need a token only with --read-token.
   bool allowed(const httplib::Request& req, httplib::Response& res) {
     if (access_.right_of(req) != Right::kNone) return true;
@@ -203,6 +220,13 @@ class Site {
       if (first == "branch") return page(branch_page(t.query, context_), json, "", res);
       if (first == "bisect") return page(bisect_page(t.query, context_), json, "", res);
       if (first == "runs") return page(runs_page(t.query), json, "", res);
+      if (first == "alerts") return page(alerts_page(t.query), json, "", res);
+    }
+    if (p.size() == 2 && p[0] == "alerts") {
+      const int64_t id = alert_id(stem(p[1]));
+      const bool cookie_writer = access_.by_cookie(req) && access_.right_of(req) == Right::kWrite;
+      return page(alert_page(id, t.query, cookie_writer, access_.writes_enabled(), cookie_writer ? access_.csrf_of(req) : ""),
+                  json, "", res);
     }
     if (p.size() == 2 && p[0] == "run") return page(run_page(stem(p[1]), t.query), json, "", res);
     // A group's report is a folder: its pages link each other by file name.
@@ -294,22 +318,99 @@ class Site {
     }
     res.status = error.empty() ? 200 : 503;
     if (json)
-      res.set_content(fmt::format("{{\"store\": \"{}\", \"reachable\": {}, \"message\": \"{}\"}}\n",
-                                  json_escape(stores_.label()), error.empty() ? "true" : "false", json_escape(error)),
+      res.set_content(fmt::format("{{\"store\": \"{}\", \"reachable\": {}, \"message\": \"{}\", \"public_url\": \"{}\"}}\n",
+                                  json_escape(stores_.label()), error.empty() ? "true" : "false", json_escape(error),
+                                  json_escape(o_.public_url)),
                       "application/json");
     else
       line(res, res.status, error.empty() ? "ok: " + stores_.label() : error);
     return true;
   }
 
+  static int64_t alert_id(const std::string& text) {
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || id <= 0) throw BadRequest("an alert's id is a positive number");
+    return id;
+  }
+
   void post(const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/login") return login(req, res);
+    try {
+      const Target t = parse_target(req.target);
+      if (t.path.size() == 2 && t.path[0] == "alerts" && t.query.empty()) return act(req, t, res);
+    } catch (const BadRequest& e) {
+      return line(res, 400, fmt::format("bad request: {}", e.what()));
+    }
     if (req.path == "/logout") {
       res.set_header("Set-Cookie", Access::cookie_header(""));
       redirect(res, "/");
       return;
     }
     line(res, 404, fmt::format("not found: {}", loggable(req.path)));
+  }
+
+  // Acknowledge an alert, or mark it expected or invalid, with a note: the
+  // only writes. Behind the write token; a browser's form also carries the
+  // session's CSRF token.
+  void act(const httplib::Request& req, const Target& t, httplib::Response& res) {
+    const bool json = wants_json(req, t);
+    const int64_t id = alert_id(stem(t.path[1]));
+    if (!access_.writes_enabled()) return line(res, 403, "this server takes no writes: it was started without TWINBENCH_SERVE_TOKEN");
+    if (access_.right_of(req) != Right::kWrite)
+      return line(res, 401, "acting on an alert needs the write token (Authorization: Bearer, or sign in at /login)");
+    std::string state, note, csrf;
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) == 0) {
+      const auto body = nlohmann::json::parse(req.body, nullptr, false);
+      if (!body.is_object()) return line(res, 400, "bad request: the body is not a JSON object");
+      state = body.value("state", "");
+      note = body.value("note", "");
+    } else {
+      for (const auto& [name, value] : parse_form(req.body)) {
+        if (name == "state") state = value;
+        else if (name == "note") note = value;
+        else if (name == "csrf") csrf = value;
+        else return line(res, 400, fmt::format("bad request: unknown field '{}'", name.substr(0, 64)));
+      }
+    }
+    if (access_.by_cookie(req) && !access_.csrf_ok(req, csrf))
+      return line(res, 403, "the form's CSRF token is missing or not this session's (reload the alert's page)");
+    store::AlertTransition change;
+    if (state == "acknowledged") {
+      change.to = store::AlertState::kAcknowledged;
+      change.only_from = {store::AlertState::kOpen};
+    } else if (state == "expected" || state == "invalid") {
+      change.to = state == "expected" ? store::AlertState::kExpected : store::AlertState::kInvalid;
+      change.only_from = {store::AlertState::kOpen, store::AlertState::kAcknowledged};
+    } else {
+      return line(res, 400, "bad request: 'state' is acknowledged, expected or invalid");
+    }
+    if (note.size() > 500) return line(res, 400, "bad request: the note is longer than 500 bytes");
+    for (const char c : note)
+      if (static_cast<unsigned char>(c) < 0x20) return line(res, 400, "bad request: a control character in the note");
+    change.note = note;
+    change.by = "twinbench serve (" + req.remote_addr + ")";
+    std::optional<store::Alert> after;
+    bool changed = false;
+    try {
+      stores_.with_store([&](store::Store& db) {
+        if (!db.alert(id)) return;
+        changed = db.change_alert_state(id, change);
+        after = db.alert(id);
+      });
+    } catch (const StoreUnavailable& e) {
+      return line(res, 503, e.what());
+    }
+    if (!after) return line(res, 404, fmt::format("not found: no alert #{} in the store", id));
+    cache_.clear();  // every page that shows it
+    if (!changed)
+      return line(res, 409, fmt::format("alert #{} is {}: it cannot become {}", id, store::to_string(after->state), state));
+    if (json) {
+      res.set_content(reports::alert_json(*after).dump(2), "application/json");
+      return;
+    }
+    redirect(res, "/alerts/" + std::to_string(id));
   }
 
   void login(const httplib::Request& req, httplib::Response& res) {
@@ -359,6 +460,9 @@ std::pair<std::string, int> parse_listen(const std::string& listen) {
 
 void serve(const ServeOptions& options, const std::function<void(const std::string&)>& on_listening,
            const std::function<bool()>& stop_requested) {
+  // Two malloc arenas, not one per thread: tens of connection threads would
+  // each keep freed memory of their own.
+  mallopt(M_ARENA_MAX, 2);
   Site site(options);
   site.run(on_listening, stop_requested);
 }
