@@ -7,7 +7,8 @@
 # adaptive (docs/verdicts.md, "The main job decides"): each case runs as
 # interleaved pairs until its step-time verdict is decisive, its share of the
 # budget is spent or the maximum of pairs is reached. Then render the pair
-# report and the index for that matrix and print the path of index.html.
+# report and the index for that matrix and print the path of index.html, and
+# last the command that serves the store live (docs/serve.md).
 # Extra arguments go to `twinbench matrix` (e.g. train.steps=20).
 #   TWINBENCH_THREADS         intra-op threads per run (default 1: half the run-level noise of 2)
 #   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 360)
@@ -27,3 +28,5 @@ $tb plan --all
 $tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-360}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-12}" \
   --db twinbench.db "$@"
 $tb report pair --db twinbench.db --out twinbench-report
+echo "Live, every report of this store at a stable URL (http://127.0.0.1:8080/, Ctrl-C stops it):"
+echo "  $tb serve --db twinbench.db"

@@ -16,6 +16,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   libssl-dev  # `twinbench import`: SHA-256 of imported logs (OpenSSL's libcrypto)
   tidy chromium  # report tests: HTML validation and headless rendering
+  libcpp-httplib-dev  # `twinbench serve` (harness/cli/serve/)
+  python3-websocket  # tests/integration/serve_browser.py drives Chromium over the DevTools protocol
+  wrk  # ci/campaigns/serve_bench.sh: the server under concurrent clients
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
   python3-torch  # ci/campaigns/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
 )

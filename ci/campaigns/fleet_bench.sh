@@ -30,6 +30,8 @@ steps=${2:-50}
 days=${DAYS:-$(( runs * 365 / 100000 > 60 ? runs * 365 / 100000 : 60 ))}
 out=${OUT:-fleet-bench}
 check=${CHECK:-0}
+serve=${SERVE:-1}
+serve_seconds=${SERVE_SECONDS:-30}
 v4bin=${TWINBENCH_V4_BIN:-}
 migrate_runs=${MIGRATE_RUNS:-100000}
 tb=$PWD/build/harness/twinbench
@@ -86,7 +88,10 @@ measure() {
 }
 
 sqlite=$out/fleet.db
+fill_t0=$(date +%s.%N)
 fill "$tb" "$sqlite" "$runs"
+fill_seconds=$(python3 -c "print(f'{$(date +%s.%N) - $fill_t0:.1f}')")
+echo "fleet_bench.sh: filled in $fill_seconds s" >&2
 measure startup /dev/null "$tb" --version
 measure push /dev/null "$tb" db push "$sqlite" --into "$pg"
 # What autovacuum does soon after a bulk load: planner statistics, and the
@@ -105,6 +110,7 @@ for store in sqlite postgresql; do
   measure "$store-branch" "$out/$store-branch" "$tb" report branch "${tip[@]}" --db "$db" --out "$out/$store-branch"
   measure "$store-compare" /dev/null "$tb" compare "${tip[@]}" --db "$db" --format json
   measure "$store-runs" /dev/null "$tb" runs --json --db "$db"
+  measure "$store-nightly365" /dev/null "$tb" report nightly --days 365 --format json --db "$db"
   if [[ $check == 1 ]]; then
     for cmd in "report nightly --days 30 --format json" "report pair --format json" "report nway --format json" \
                "report branch ${tip[*]} --format json" "compare ${tip[*]} --format json" "runs --json --limit 0"; do
@@ -132,6 +138,15 @@ if [[ -n $v4bin ]]; then
   done
 fi
 
+# The server over each store, after the commands (the writer adds runs).
+if [[ $serve == 1 ]]; then
+  for store in sqlite postgresql; do
+    db=$sqlite
+    [[ $store == postgresql ]] && db=$pg
+    bash ci/campaigns/serve_bench.sh "$db" "$out/serve-$store" "$serve_seconds"
+  done
+fi
+
 sqlite_bytes=$(du -sb "$sqlite" | cut -f1)
 pg_bytes=$(psql -qtA "$pg" -c "SELECT pg_database_size(current_database())")
 pushed_runs=$(psql -qtA "$pg" -c "SELECT count(*) FROM runs")
@@ -152,12 +167,14 @@ if [[ $check == 1 ]]; then
   [[ $status == 0 ]] || exit 1
 fi
 
-python3 - "$out" "$runs" "$steps" "$days" "$sqlite_bytes" "$pg_bytes" "${results[@]}" <<'PY'
-import json, sys
+python3 - "$out" "$runs" "$steps" "$days" "$sqlite_bytes" "$pg_bytes" "$fill_seconds" "$(git rev-parse HEAD)" \
+  "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$runs $steps" "${results[@]}" <<'PY'
+import json, os, sys
 out, runs, steps, days, sqlite_bytes, pg_bytes = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]),
                                                  int(sys.argv[5]), int(sys.argv[6]))
+fill_seconds, commit, host, date, args = float(sys.argv[7]), sys.argv[8], sys.argv[9], sys.argv[10], sys.argv[11]
 rows = {}
-for r in sys.argv[7:]:
+for r in sys.argv[12:]:
     name, sec, rss, size = r.split()
     rows[name] = {"seconds": float(sec), "peak_rss_kib": int(rss), "bytes": int(size)}
 startup = rows.pop("startup")
@@ -168,10 +185,17 @@ push["steps_per_s"] = runs * steps / push["seconds"]
 migrations = {k: rows.pop(k) for k in list(rows) if k.startswith("migrate-")}
 for r in rows.values():
     r["rss_above_startup_kib"] = r["peak_rss_kib"] - startup["peak_rss_kib"]
-doc = {"runs": runs, "steps_per_run": steps, "days": days, "sqlite_bytes": sqlite_bytes, "postgresql_bytes": pg_bytes,
-       "startup": startup, "push": push, "vacuum_analyze": vacuum, "reports": rows, "migration": migrations}
+serve = {s: json.load(open(f"{out}/serve-{s}/serve.json")) for s in ("sqlite", "postgresql")
+         if os.path.exists(f"{out}/serve-{s}/serve.json")}
+doc = {"command": f"ci/campaigns/fleet_bench.sh {args}", "commit": commit, "host": host, "date": date,
+       "runs": runs, "steps_per_run": steps, "days": days, "fill_seconds": fill_seconds, "sqlite_bytes": sqlite_bytes,
+       "postgresql_bytes": pg_bytes, "startup": startup, "push": push, "vacuum_analyze": vacuum, "reports": rows,
+       "migration": migrations, "serve": serve}
 json.dump(doc, open(f"{out}/results.json", "w"), indent=2)
-lines = [f"{runs} runs x {steps} steps over {days} days; store size: SQLite {sqlite_bytes / 2**20:.0f} MiB, "
+lines = [f"`{doc['command']}` at {commit[:12]} on {host}, {date}",
+         "",
+         f"{runs} runs x {steps} steps over {days} days, filled in {fill_seconds:.0f} s; store size: SQLite "
+         f"{sqlite_bytes / 2**20:.0f} MiB, "
          f"PostgreSQL {pg_bytes / 2**20:.0f} MiB; `twinbench --version`: {startup['peak_rss_kib'] / 1024:.0f} MiB",
          "",
          f"db push: {push['seconds']:.1f} s ({push['runs_per_s']:.0f} runs/s, {push['steps_per_s']:.0f} steps/s); "
@@ -187,6 +211,9 @@ if migrations:
     lines += ["", "| v4 -> v5 migration | time (s) | peak RSS (MiB) |", "|---|---:|---:|"]
     for name, r in migrations.items():
         lines.append(f"| {name.split('-', 1)[1]} | {r['seconds']:.2f} | {r['peak_rss_kib'] / 1024:.0f} |")
+for name in serve:
+    lines += ["", f"`twinbench serve` over the {name} store:", ""]
+    lines += open(f"{out}/serve-{name}/serve.md").read().splitlines()[2:]
 open(f"{out}/results.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

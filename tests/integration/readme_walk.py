@@ -16,7 +16,10 @@ how the walk runs the command:
   instead a stand-in for a command that needs what a test has not (a second
           checkout, a GPU, a database server at another host), with the reason;
   skip    why the walk does not run it at all (the two top-level commands,
-          which CI runs themselves, and the GPU ones).
+          which CI runs themselves, and the GPU ones);
+  serve   a server: started with these options appended, its index fetched
+          from the URL it prints (what `expect` matches), then stopped, which
+          must end it with exit 0.
 
 It prints each command with its exit code, its time and the line it matched.
 Needs the PostgreSQL test cluster for the fleet examples ($TWINBENCH_TEST_PG_FILE,
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SMALL = "train.steps=4 train.batch=2 train.seq_len=32 measure.warmup_steps=1 --no-progress"
@@ -98,6 +102,7 @@ WALK = {
                "build wraps this binary",
         "expect": r"First bad commit: [0-9a-f]{9} \"commit 2"},
     "twinbench report nightly --days 30": {"expect": r"nightly\.html"},
+    "twinbench serve": {"serve": "--listen 127.0.0.1:0", "expect": r"<title>twinbench · index</title>"},
 
     "twinbench matrix --reduced --shard 2/3 --group nightly-42 --db postgresql://runner@db/twinbench": {
         "pg": True, "small": SMALL, "expect": r"== "},
@@ -137,6 +142,22 @@ def pg_database(name):
     path = admin.index("/", admin.index("://") + 3)
     query = admin.find("?", path)
     return admin[:path + 1] + name + (admin[query:] if query >= 0 else "")
+
+
+def serve_once(shell, cwd, env):
+    """Starts a server, fetches its index from the URL it prints, stops it (SIGTERM): its
+    exit code, and its output followed by the index's HTML as stdout."""
+    proc = subprocess.Popen("exec " + shell, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    page = ""
+    url = re.search(r"http://\S+/", first)
+    if url:
+        with urllib.request.urlopen(url.group(0), timeout=120) as r:
+            page = r.read().decode()
+    proc.terminate()
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(shell, proc.returncode, first + out + page, err)
 
 
 def main():
@@ -187,7 +208,10 @@ def main():
         shell = re.sub(r"(^|&& )twinbench-micro\b", lambda m: m.group(1) + a.micro, shell)
         shell = re.sub(r"(^|&& )twinbench\b", lambda m: m.group(1) + a.bin, shell)
         t0 = time.time()
-        p = subprocess.run(shell, shell=True, cwd=scratch, env=env, capture_output=True, text=True)
+        if "serve" in entry:
+            p = serve_once(shell + " " + entry["serve"], scratch, env)
+        else:
+            p = subprocess.run(shell, shell=True, cwd=scratch, env=env, capture_output=True, text=True)
         seconds = time.time() - t0
         codes = entry.get("code", 0)
         codes = codes if isinstance(codes, tuple) else (codes,)
