@@ -323,7 +323,7 @@ TEST_P(StoreTest, RefusesNewerSchemaAndLeavesStoreUnchanged) {
   }
   store_exec(path_, "UPDATE schema_version SET version = 99 WHERE version = 6");
   const std::string before = sqlite() ? read_bytes(path_) : "";
-  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 6", "refusing to open"});
+  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 7", "refusing to open"});
   if (sqlite()) {
     EXPECT_EQ(read_bytes(path_), before);
   }
@@ -359,7 +359,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   EXPECT_EQ(raw("SELECT count(*) FROM calibrations"), "(none)");
 
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 6);
+  EXPECT_EQ(store.file_schema_version(), 7);
 
   const auto old = store.run("old-run");
   ASSERT_TRUE(old);
@@ -432,7 +432,7 @@ TEST_P(StoreTest, MigratesVersion2StoreToStallsAndUnknownTimes) {
                     " eval_loss) VALUES ('v2-run', 0, 2.5, 0.125, 256, 1, 0, 0, NULL),"
                     " ('v2-run', 1, NULL, 0.0625, 256, 0, 1, 1, 2.75)");
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 6);
+  EXPECT_EQ(store.file_schema_version(), 7);
   const auto old = store.steps("v2-run");
   ASSERT_EQ(old.size(), 2u);
   EXPECT_EQ(old[0].loss, 2.5);

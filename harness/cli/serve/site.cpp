@@ -401,6 +401,8 @@ class Site {
       });
     } catch (const StoreUnavailable& e) {
       return line(res, 503, e.what());
+    } catch (const store::StoreError& e) {  // the store refused the write (read-only, ...): it says why
+      return line(res, 503, e.what());
     }
     if (!after) return line(res, 404, fmt::format("not found: no alert #{} in the store", id));
     cache_.clear();  // every page that shows it

@@ -103,7 +103,13 @@ std::string StorePool::marker() {
     inode_ = inode;
     file_part = fmt::format("{}:", inode);
   }
-  const std::string m = file_part + with_store([](store::Store& s) { return s.change_marker(); });
+  std::string m;
+  try {
+    m = file_part + with_store([](store::Store& s) { return s.change_marker(); });
+  } catch (const store::StoreError& e) {
+    // Two index look-ups that fail: whatever the engine calls it, the store is not answering.
+    throw StoreUnavailable(lost(e.what()));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   marker_ = m;
   marker_at_ = Clock::now();

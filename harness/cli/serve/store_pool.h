@@ -72,7 +72,8 @@ class StorePool {
   Health health() const;
 
   // The store's change marker (Store::change_marker; with an SQLite file,
-  // its inode too), asked at most every 500 ms. Throws StoreUnavailable.
+  // its inode too), asked at most every 500 ms. Throws StoreUnavailable,
+  // also for any other StoreError of the query (the store is not answering).
   std::string marker();
 
   const std::string& label() const { return label_; }  // the location, password masked
