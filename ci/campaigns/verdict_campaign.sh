@@ -27,7 +27,7 @@ for kind in ${KINDS:-aa step:5 step:10}; do
   b=$bin
   if [[ $kind != aa ]]; then
     b=$out/slow-${kind#step:}.sh
-    printf '#!/bin/sh\nTWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
+    printf '#!/bin/sh\nTWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
     chmod +x "$b"
   fi
   for i in $(seq "${FIRST:-1}" "$n"); do

@@ -94,6 +94,11 @@ std::string provenance_json(const Provenance& p) {
   if (!p.run_role.empty()) j["run_role"] = p.run_role;
   j["cpu_model"] = p.cpu_model;
   j["cpu_cores"] = p.cpu_cores;
+  if (!p.test_hooks.empty()) {
+    nlohmann::ordered_json hooks = nlohmann::ordered_json::object();
+    for (const auto& [variable, value] : p.test_hooks) hooks[variable] = value;
+    j["test_hooks"] = hooks;
+  }
   // Last, over every key above (GPU keys included): base/hardware.h.
   j["hardware_fingerprint"] = hardware_fingerprint(nlohmann::json::parse(j.dump())).id;
   return j.dump();

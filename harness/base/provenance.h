@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace twinbench {
 
@@ -48,6 +50,10 @@ struct Provenance {
   // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
   std::string cpu_model;
   int cpu_cores = 0;
+  // The planted-cause test hooks the run was made with (harness/run/hooks/hooks.h),
+  // variable -> value; empty for every real run. Reports mark such a run and no
+  // baseline takes it.
+  std::vector<std::pair<std::string, std::string>> test_hooks;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

@@ -9,6 +9,7 @@
 #include "harness/cli/ab/report.h"
 #include "harness/cli/ab/session.h"
 #include "harness/cli/common.h"
+#include "harness/run/hooks/hooks.h"
 
 namespace twinbench::cli {
 
@@ -18,6 +19,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> thresholds;  // METRIC=VALUE
     bool json = false;
     bool fail_on_regression = false;
+    bool allow_test_hooks = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("ab", "A/B two builds on one case: interleaved rounds, paired ratios, verdicts");
@@ -51,6 +53,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--why-always", o->ab.why_always, "make the profiled rounds whatever the verdict");
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
   cmd->add_flag("--fail-on-regression", o->fail_on_regression, "exit 1 when a metric regressed");
+  cmd->add_flag("--allow-test-hooks", o->allow_test_hooks, hooks::kAllowFlagHelp);
   cmd->callback([o, &exit_code] {
     for (const auto& t : o->thresholds) {
       const auto eq = t.find('=');
@@ -60,6 +63,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
         throw std::invalid_argument(fmt::format("--threshold '{}': expected METRIC=VALUE", t));
       o->ab.thresholds[t.substr(0, eq)] = v;
     }
+    hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const ab::AbResult result = ab::run_ab(o->ab, std::cerr);
       if (o->json) {

@@ -19,6 +19,7 @@
 #include "harness/run/dist/world.h"
 #include "harness/run/batches.h"
 #include "harness/run/host_guard.h"
+#include "harness/run/hooks/hooks.h"
 #include "harness/run/adaptive.h"
 #include "harness/run/matrix_shard.h"
 #include "harness/run/runner.h"
@@ -65,6 +66,7 @@ struct ExecOpts {
   int why_runs = 5;
   bool why_always = false;
   bool profile_run = false;  // every run of this invocation is a profiled run (`ab` asks its builds)
+  bool allow_test_hooks = false;  // run with a planted-cause hook set (run/hooks/hooks.h)
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -132,6 +134,7 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_flag("--profile-run", o.profile_run,
                 "store every run as a profiled run: its op profile and what is live at its peak, its times never "
                 "judged (what `ab` asks of each build for the why of a decisive session)");
+  cmd->add_flag("--allow-test-hooks", o.allow_test_hooks, hooks::kAllowFlagHelp);
   cmd->add_option("--run-id", o.run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.repeat_index, "(launcher internal) the repeat number to record");
 }
@@ -271,6 +274,8 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
   if ((o.rank >= 0) != (o.world_size > 0))
     throw ConfigError("command line", o.rank >= 0 ? "--world-size" : "--rank",
                       "--rank and --world-size go together");
+  // A planted-cause test hook in the environment, before anything is stored.
+  hooks::check_allowed(o.allow_test_hooks, std::cerr, /*quiet=*/o.world_size > 0);
   // The host guard, before anything is stored or started: refused within a
   // second, naming the processes, threads and cores.
   check_device_request(o.device);

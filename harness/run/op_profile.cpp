@@ -10,8 +10,8 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "harness/run/extra_alloc.h"
-#include "harness/run/slowdown.h"
+#include "harness/run/hooks/extra_alloc.h"
+#include "harness/run/hooks/slowdown.h"
 #include "models/device/attribution.h"
 
 namespace twinbench {

@@ -8,7 +8,8 @@
 #include "harness/run/dist/world.h"
 #include "harness/run/host_guard.h"
 #include "harness/run/memory.h"
-#include "harness/run/numerics_bug.h"
+#include "harness/run/hooks/hooks.h"
+#include "harness/run/hooks/numerics_bug.h"
 #include "harness/run/plan.h"
 #include "models/device/runtime.h"
 #include "models/onednn_gemm.h"
@@ -82,6 +83,7 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.device_kind = runtime.name();
   if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
   if (o.profile_run) prov.run_role = "profile";
+  for (const auto& hook : hooks::in_environment()) prov.test_hooks.emplace_back(hook.variable, hook.value);
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
   out.config_json = record.config_json;
   out.provenance_json = record.provenance_json;

@@ -13,10 +13,10 @@
 #include <ATen/record_function.h>
 
 #include "harness/run/checkpoint.h"
-#include "harness/run/extra_alloc.h"
+#include "harness/run/hooks/extra_alloc.h"
 #include "harness/run/op_profile.h"
 #include "harness/run/optim/optimizer.h"
-#include "harness/run/slowdown.h"
+#include "harness/run/hooks/slowdown.h"
 #include "models/device/runtime.h"
 #include "models/torch_compat.h"
 

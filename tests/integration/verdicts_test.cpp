@@ -233,7 +233,7 @@ TEST(MissingData, TheNightlyFlagsACaseThatStoppedAndCanFailOnIt) {
   EXPECT_NE(slurp(path("nightly") + "/nightly.html").find("Missing data: 1 series stopped"), std::string::npos);
 }
 
-// A planted numerics bug (TWINBENCH_TEST_NUMERICS_BUG, harness/run/numerics_bug.h) is
+// A planted numerics bug (TWINBENCH_TEST_NUMERICS_BUG, harness/run/hooks/numerics_bug.h) is
 // caught as a loss regression at the tolerance of its arithmetic — fp32's exact rule,
 // the bf16 and fp8 loss bands (docs/verdicts.md §10) — by both implementations, while
 // the two correct implementations, which differ only in the order of their reductions,
@@ -256,7 +256,7 @@ TEST_P(PlantedNumericsBug, IsALossRegressionAtItsArithmeticsTolerance) {
                           " --variant functional,module --no-progress --db " + db;
   ASSERT_EQ(twinbench(run + " --branch main --group planted-main").code, 0);
   ::setenv("TWINBENCH_TEST_NUMERICS_BUG", p.bug.c_str(), 1);
-  const auto bugged = twinbench(run + " --branch bug --group planted-bug");
+  const auto bugged = twinbench(run + " --branch bug --group planted-bug --allow-test-hooks");
   ::unsetenv("TWINBENCH_TEST_NUMERICS_BUG");
   ASSERT_EQ(bugged.code, 0) << bugged.err;
 
@@ -301,7 +301,8 @@ TEST(PlantedNumericsBugInput, AMalformedValueFailsTheRunAndStoresNothing) {
   const auto db = path("plant_fault.db");
   for (const char* value : {"rope_base:x", "rope_base:0.5", "dropout:thrice", "dropout:twice"}) {
     ::setenv("TWINBENCH_TEST_NUMERICS_BUG", value, 1);
-    const auto r = twinbench("run --preset tiny train.steps=2 --variant functional --no-progress --db " + db);
+    const auto r =
+        twinbench("run --preset tiny train.steps=2 --variant functional --no-progress --allow-test-hooks --db " + db);
     ::unsetenv("TWINBENCH_TEST_NUMERICS_BUG");
     EXPECT_EQ(r.code, 2) << value;
     EXPECT_NE(r.err.find(std::string("TWINBENCH_TEST_NUMERICS_BUG='") + value + "'"), std::string::npos) << r.err;

@@ -1,15 +1,17 @@
 // The planted numerics bug of TWINBENCH_TEST_NUMERICS_BUG (see numerics_bug.h).
-#include "harness/run/numerics_bug.h"
+#include "harness/run/hooks/numerics_bug.h"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "harness/run/hooks/hooks.h"
+
 namespace twinbench::numerics_bug {
 
 namespace {
 
-constexpr const char* kEnv = "TWINBENCH_TEST_NUMERICS_BUG";
+constexpr const char* kEnv = hooks::kNumericsBug;
 
 [[noreturn]] void bad(const std::string& value, const std::string& why) {
   throw std::invalid_argument(std::string(kEnv) + "='" + value + "': " + why);

@@ -1,5 +1,5 @@
 // The planted allocation of TWINBENCH_TEST_EXTRA_ALLOC (see extra_alloc.h).
-#include "harness/run/extra_alloc.h"
+#include "harness/run/hooks/extra_alloc.h"
 
 #include <c10/core/Allocator.h>
 
@@ -10,12 +10,13 @@
 #include <stdexcept>
 
 #include "harness/base/byte_size.h"
+#include "harness/run/hooks/hooks.h"
 
 namespace twinbench::extra_alloc {
 
 namespace {
 
-constexpr const char* kAllocEnv = "TWINBENCH_TEST_EXTRA_ALLOC";
+constexpr const char* kAllocEnv = hooks::kExtraAlloc;
 
 struct Held {
   std::mutex mutex;

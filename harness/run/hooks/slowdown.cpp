@@ -1,5 +1,5 @@
 // The planted slowdowns of TWINBENCH_TEST_SLOW_OP (see slowdown.h).
-#include "harness/run/slowdown.h"
+#include "harness/run/hooks/slowdown.h"
 
 #include <atomic>
 #include <chrono>
@@ -7,11 +7,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "harness/run/hooks/hooks.h"
+
 namespace twinbench::slowdown {
 
 namespace {
 
-constexpr const char* kEnv = "TWINBENCH_TEST_SLOW_OP";
+constexpr const char* kEnv = hooks::kSlowOp;
 
 [[noreturn]] void bad(const std::string& value, const std::string& why) {
   throw std::invalid_argument(std::string(kEnv) + "='" + value + "': " + why +
