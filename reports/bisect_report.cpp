@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/metrics/catalogue.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/why_section.h"
 #include "reports/svg.h"
@@ -119,7 +120,7 @@ std::string bisect_text(const BisectResult& r) {
   for (size_t k = 0; k < r.probes.size(); ++k) {
     const Probe& p = r.probes[k];
     rows.push_back({role(r, k), short_sha(r.history[p.index].sha), against(p), change_of(p), verdict_of(p),
-                    class_of(p), std::to_string(p.rounds), p.reused ? "-" : fmt::format("{:.0f}", p.seconds),
+                    class_of(p) + hooks_flag(p.test_hooks), std::to_string(p.rounds), p.reused ? "-" : fmt::format("{:.0f}", p.seconds),
                     subject_cell(r.history[p.index].subject)});
   }
   std::array<size_t, 9> width{};
@@ -133,6 +134,8 @@ std::string bisect_text(const BisectResult& r) {
   for (const Probe& p : r.probes)
     if (p.cls == ProbeClass::kSkipped || p.cls == ProbeClass::kInconclusive)
       out += fmt::format("  {} {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls), p.explanation);
+  for (const Probe& p : r.probes)
+    if (!p.test_hooks.empty()) out += fmt::format("  {} {}\n", short_sha(r.history[p.index].sha), hooks_text({{"", p.test_hooks}}));
   out += fmt::format("\nresult: {}\n", answer(r));
   if (r.why) out += "\n" + why_console(*r.why, "");  // the culprit's why (explain_analysis.h)
   return out;
@@ -152,13 +155,17 @@ std::string bisect_markdown(const BisectResult& r) {
     const bool culprit = r.outcome == BisectOutcome::kFound && &p == r.probe_of(r.first_bad);
     out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}{} | {} |\n", role(r, k),
                        short_sha(r.history[p.index].sha), cell(subject_cell(r.history[p.index].subject)), against(p), change_of(p),
-                       verdict_of(p), class_of(p), culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
+                       verdict_of(p), class_of(p) + hooks_flag(p.test_hooks),
+                       culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
   }
   std::string notes;
   for (const Probe& p : r.probes)
     if (p.cls == ProbeClass::kSkipped || p.cls == ProbeClass::kInconclusive)
       notes += fmt::format("- `{}` {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls),
                            cell(p.explanation));
+  for (const Probe& p : r.probes)
+    if (!p.test_hooks.empty())
+      notes += fmt::format("- `{}` {}\n", short_sha(r.history[p.index].sha), cell(hooks_text({{"", p.test_hooks}})));
   if (!notes.empty()) out += "\n" + notes;
   if (r.why) out += why_markdown(*r.why);
   return out;
@@ -221,6 +228,7 @@ std::string bisect_json(const BisectResult& r) {
     x["reused"] = p.reused;
     x["seconds"] = p.seconds;
     x["explanation"] = p.explanation;
+    x["test_hooks"] = p.test_hooks;  // "" for real runs
     probes.push_back(x);
   }
   j["sessions"] = r.probes.size();
@@ -242,7 +250,8 @@ std::string bisect_html(const BisectResult& r) {
                     html::clipped(r.history[p.index].subject), html::escape(against(p)),
                     html::num(html::verdict_text(html::escape(change_of(p)), verdict_of(p))),
                     html::badge(verdict_of(p)),
-                    (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) + html::escape(class_of(p)),
+                    (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) +
+                        html::escape(class_of(p)) + hooks_flag_html(p.test_hooks),
                     html::num(html::escape(std::to_string(p.rounds))), html::escape(p.explanation)});
   }
   body += html::section("probes", "Probes, in the order made",

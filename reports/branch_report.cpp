@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/compare/comparison_json.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
 #include "reports/why_section.h"
@@ -52,7 +53,7 @@ std::string branch_html(const BranchAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
     rows.push_back({"<a href=\"#" + html::escape(html::slug(c.case_name + "-" + c.variant)) + "\">" +
-                        html::clipped(c.case_name, true) + "</a>",
+                        html::clipped(c.case_name, true) + "</a>" + hooks_flag_html(hooks_of(c)),
                     html::clipped(c.variant, true), html::badge(compare::to_string(c.worst)),
                     html::num(html::escape(step_change(c))), html::badge(c.status_b, c.reason_b)});
   std::string intro = "<p>" + html::escape(r.baseline_how) + ".</p>\n";
@@ -97,8 +98,8 @@ std::string branch_markdown(const BranchAnalysis& r) {
   if (const std::string one_sided = one_sided_text(r); !one_sided.empty()) out += one_sided + "\n\n";
   out += "| Case | Implementation | Worst verdict | Median s/step change [CI] | Candidate status |\n|---|---|---|---:|---|\n";
   for (const auto& c : r.comparisons)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst),
-                       step_change(c), c.status_b);
+    out += fmt::format("| {}{} | {} | {} | {} | {} |\n", c.case_name, hooks_flag(hooks_of(c)), c.variant,
+                       compare::to_string(c.worst), step_change(c), c.status_b);
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const Comparison& c = r.comparisons[i];
     const bool bad = c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "harness/metrics/catalogue.h"
+#include "reports/hook_marks.h"
 #include "reports/why_section.h"
 
 namespace twinbench::reports {
@@ -35,13 +36,21 @@ std::string console_verdict(const compare::MetricComparison& m) {
   return verdict;
 }
 
+// "! made with test hooks: ..." under a table whose runs had them (hook_marks.h), or "".
+std::string hooks_line(const compare::RunTable& t) {
+  std::vector<HookedSide> sides;
+  for (const auto& c : t.columns) sides.push_back({c.variant, c.test_hooks});
+  const std::string text = hooks_text(sides);
+  return text.empty() ? "" : "! " + text + "\n";
+}
+
 std::string table_text(const std::string& title, const compare::RunTable& t) {
   bool any_metrics = false;
   for (const auto& c : t.columns) any_metrics |= c.measured;
   if (!any_metrics) {
     std::string out = fmt::format("== {} ==\n", title);
     for (const auto& c : t.columns) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
-    return out;
+    return out + hooks_line(t);
   }
   const auto& cols = t.columns;
   const bool diff = cols.size() == 2 && cols[0].measured && cols[1].measured;
@@ -78,6 +87,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   }
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+  out += hooks_line(t);
   if (t.why) {  // the why of a decisive verdict: one line for the time, one for memory
     std::string change;
     for (const auto& row : t.rows)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
 #include "reports/svg.h"
@@ -60,7 +61,8 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
     std::vector<std::string> row = {html::clipped(r.case_name, true), html::clipped(r.variant, true)};
     // Runs of several machines (a fleet, imported logs): each row names its own, in a column of its own.
     if (a.machines.size() > 1) row.push_back(html::clipped(r.machine, true));
-    for (auto cell : {html::badge(r.status, r.reason),  // the reason as the badge's tooltip: one short line per row
+    // The reason as the badge's tooltip (one short line per row); a run made with test hooks marked beside it.
+    for (auto cell : {html::badge(r.status, r.reason) + hooks_flag_html(r.test_hooks),
                       html::num(index_value(r.final_loss, "{:.4f}")), html::num(index_value(r.step_time_mean_s, "{:.4f}")),
                       r.history.size() > 1 ? html::sparkline(r.history) : std::string(), pairs, verdict,
                       started_cell(r.started_at)})

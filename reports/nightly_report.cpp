@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/svg.h"
 
@@ -72,6 +73,18 @@ std::string nightly_html(const NightlyAnalysis& r) {
               "night. Newest night: " + html::escape(r.missing.newest_night) + ".</p>" +
                   html::table({"Case", "Implementation", "Finding", "Last good night", "Nights missed", "Since then"},
                               rows, "summary"));
+  }
+  if (!r.hooked.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& h : r.hooked)
+      rows.push_back({html::escape(h.night), html::clipped(h.case_name, true), html::clipped(h.variant, true),
+                      html::num(std::to_string(h.runs)), hooks_flag_html(h.hooks) + " " + html::escape(h.hooks),
+                      html::clipped(h.group, true)});
+    body += html::section("hooked", fmt::format("Runs made with test hooks: {} left out of the trends", r.hooked.size()),
+                          "<p class=\"callout\">Their slowdowns, allocations or numerics bugs were planted: they are "
+                          "no night of any series, so neither a level nor a change.</p>" +
+                              html::table({"Night", "Case", "Implementation", "Runs", "Test hooks", "Group"}, rows,
+                                          "summary"));
   }
   {
     std::vector<std::vector<std::string>> rows;
@@ -148,6 +161,10 @@ std::string nightly_markdown(const NightlyAnalysis& r) {
   for (const auto& s : r.missing.stopped)
     out += fmt::format("- **missing data**: {} / {}: {}\n", s.case_name, s.variant, stopped_text(s));
   if (!r.missing.stopped.empty()) out += "\n";
+  for (const auto& h : r.hooked)
+    out += fmt::format("- **test hooks** (left out of the trends): {} {} / {} ({} run{}, group `{}`): {}\n", h.night,
+                       h.case_name, h.variant, h.runs, h.runs == 1 ? "" : "s", h.group, h.hooks);
+  if (!r.hooked.empty()) out += "\n";
   const auto changes = compare::change_points_in_order(r);
   if (!changes.empty()) {
     out += "| Series | First night | Commit | Change [CI] | Before → after | p | Verdict |\n"
@@ -187,6 +204,10 @@ std::string nightly_json(const NightlyAnalysis& r) {
     j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
                             {"last_good_group", s.last_good_group}, {"nights_missed", s.nights_missed},
                             {"latest", s.latest}});
+  j["test_hooks"] = nlohmann::ordered_json::array();  // runs left out of every series
+  for (const auto& h : r.hooked)
+    j["test_hooks"].push_back({{"night", h.night}, {"group", h.group}, {"case", h.case_name}, {"variant", h.variant},
+                               {"runs", h.runs}, {"hooks", h.hooks}});
   const auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series) {

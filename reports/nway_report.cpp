@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/compare/comparison_json.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
 #include "reports/svg.h"
@@ -46,10 +47,18 @@ std::string against_cell(const compare::MetricComparison& m) {
          "</small><br>" + html::badge(compare::to_string(m.verdict));
 }
 
+// The reference and every implementation against it, with their runs' test hooks.
+std::vector<HookedSide> hooked_sides(const compare::NwayCase& c) {
+  std::vector<HookedSide> out;
+  if (!c.against.empty()) out.push_back({c.against.front().label_a, c.against.front().test_hooks_a});
+  for (const auto& x : c.against) out.push_back({x.label_b, x.test_hooks_b});
+  return out;
+}
+
 std::string status_line(const compare::NwayCase& c) {
   if (c.against.empty()) return "";
   const auto& first = c.against.front();
-  std::string out = "<p>" + html::escape(first.label_a) + ": " + html::badge(first.status_a);
+  std::string out = hooks_html(hooked_sides(c)) + "<p>" + html::escape(first.label_a) + ": " + html::badge(first.status_a);
   if (!first.reason_a.empty()) out += " " + html::escape(first.reason_a);
   for (const auto& x : c.against) {
     out += " &nbsp; " + html::escape(x.label_b) + ": " + html::badge(x.status_b);
@@ -118,8 +127,9 @@ std::string summary_grid(const NwayAnalysis& r) {
       for (const auto& m : x.metrics)
         if (m.spec.name == "step_time_median_s" && m.candidate) step = change_text(m);
       const bool measured = x.status_a == "completed" && x.status_b == "completed";
-      row.push_back(measured ? html::badge(compare::to_string(x.worst)) + "<br><small>" + stacked(step) + "</small>"
-                             : html::badge(x.status_b));
+      row.push_back((measured ? html::badge(compare::to_string(x.worst)) + "<br><small>" + stacked(step) + "</small>"
+                              : html::badge(x.status_b)) +
+                    hooks_flag_html(hooks_of(x)));
     }
     rows.push_back(std::move(row));
   }
@@ -164,11 +174,12 @@ std::string nway_markdown(const NwayAnalysis& r) {
     out += "| " + c.case_name + " |";
     for (const auto& x : c.against)
       out += " " + (x.status_b == "completed" && x.status_a == "completed" ? compare::to_string(x.worst) : x.status_b) +
-             " |";
+             hooks_flag(hooks_of(x)) + " |";
     out += "\n";
   }
   for (const auto& c : r.cases) {
-    out += fmt::format("\n### {}\n\n| Metric | {} (reference) |", c.case_name, r.reference);
+    out += fmt::format("\n### {}\n\n{}| Metric | {} (reference) |", c.case_name, hooks_markdown(hooked_sides(c)),
+                       r.reference);
     for (const auto& x : c.against) out += " " + x.label_b + " |";
     out += "\n|---|---:|";
     for (size_t i = 0; i < c.against.size(); ++i) out += "---|";

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/svg.h"
 #include "reports/why_section.h"
@@ -125,8 +126,8 @@ std::string comparison_table_html(const Comparison& c) {
   auto side = [](const std::string& label, const std::vector<const RunView*>& runs) {
     return html::clipped(label + (runs.empty() ? "" : " " + short_commit(runs.front()->run.git_commit)));
   };
-  std::string out = "<p class=\"muted\">A = " + side(c.label_a, c.runs_a) + " &#183; B = " + side(c.label_b, c.runs_b) +
-                    " &#183; " + html::escape(runs_text(c)) + "</p>\n";
+  std::string out = hooks_html(hooked_sides(c)) + "<p class=\"muted\">A = " + side(c.label_a, c.runs_a) +
+                    " &#183; B = " + side(c.label_b, c.runs_b) + " &#183; " + html::escape(runs_text(c)) + "</p>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.metrics)
     rows.push_back({html::escape(m.spec.label), html::num(html::escape(metrics::format_value(m.spec, m.baseline))),
@@ -213,7 +214,8 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
 }
 
 std::string comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+  std::string out = hooks_markdown(hooked_sides(c)) +
+                    fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
                                 c.label_a, c.label_b, 100 * c.confidence);
   for (const auto& m : c.metrics)
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
@@ -235,8 +237,8 @@ std::string pair_markdown(const PairAnalysis& r) {
                                         : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, c.pairs, compare::to_string(c.worst),
-                       step, parity);
+    out += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", c.case_name, hooks_flag(hooks_of(c)), status, c.pairs,
+                       compare::to_string(c.worst), step, parity);
   }
   // Every metric of every case (the MaxView table), as the HTML page shows it.
   for (size_t i = 0; i < r.cases.size(); ++i) {

@@ -125,6 +125,11 @@ SessionJudgement judge_session(std::vector<RunView> runs, const std::string& lab
     if (r.git_branch == label_good) good.push_back(i);
     if (r.git_branch == label_probe) probe.push_back(i);
   }
+  std::vector<const RunView*> good_runs, probe_runs;
+  for (const size_t i : good) good_runs.push_back(&runs[i]);
+  for (const size_t i : probe) probe_runs.push_back(&runs[i]);
+  j.test_hooks_good = test_hooks(good_runs);
+  j.test_hooks_probe = test_hooks(probe_runs);
   if (!j.failure.empty()) {
     j.explanation = j.failure;
     return j;

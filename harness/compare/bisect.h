@@ -65,6 +65,9 @@ struct Probe {
   std::string group_id;     // its session in the store
   bool reused = false;      // judged from runs an earlier bisect stored
   double seconds = 0;       // wall time spent on it now (0 when reused)
+  // The session's planted-cause test hooks ("label: VAR=VALUE; ...", run_view.h),
+  // "" for real runs: marked in the report; a good end made with one is no baseline.
+  std::string test_hooks;
 };
 
 enum class BisectOutcome { kFound, kRange, kNothingToBisect };
@@ -146,6 +149,7 @@ struct SessionJudgement {
   double threshold = 0, confidence = 0;
   size_t rounds = 0;
   std::string started_at;  // of its first run: the newest session wins
+  std::string test_hooks_good, test_hooks_probe;  // each side's test hooks (run_view.h), "" for real runs
 };
 SessionJudgement judge_session(std::vector<RunView> runs, const std::string& label_good, const std::string& label_probe,
                                const metrics::Metric& metric, std::optional<double> threshold, double alpha,

@@ -83,6 +83,8 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
   c.hardware_a = describe_hardware(c.runs_a, fingerprints);
   c.hardware_b = describe_hardware(c.runs_b, fingerprints);
   c.same_hardware = fingerprints.size() <= 1;
+  c.test_hooks_a = test_hooks(c.runs_a);
+  c.test_hooks_b = test_hooks(c.runs_b);
   const bool from_logs = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return imported(*r); }) ||
                          std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return imported(*r); });
   // Times first: the rates derived from them share their verdicts.

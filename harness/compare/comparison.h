@@ -30,6 +30,9 @@ struct Comparison {
   // times and rates of different hardware are never judged (not comparable).
   std::string hardware_a, hardware_b;
   bool same_hardware = true;
+  // Each side's planted-cause test hooks (run_view.h test_hooks): "" for real
+  // runs. Every renderer marks a side that has them.
+  std::string test_hooks_a, test_hooks_b;
   Verdict worst = Verdict::kNoChange;  // the most severe metric verdict
   bool paired = false;                 // timing intervals over interleaved pairs of runs
   size_t pairs = 0;                    // those pairs (repeat indices both sides have); 0 unpaired

@@ -91,6 +91,16 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
     if (!shown) continue;
     ++r.runs;
     if (v.run.status != RunStatus::completed) continue;
+    if (const std::string hooks = test_hooks(v.run); !hooks.empty()) {  // planted causes: never a point of a trend
+      const auto same = [&](const HookedRuns& h) {
+        return h.group == v.run.group_id && h.case_name == v.run.case_name && h.variant == v.run.variant;
+      };
+      auto it = std::find_if(r.hooked.begin(), r.hooked.end(), same);
+      if (it == r.hooked.end())
+        it = r.hooked.insert(r.hooked.end(), {start.substr(0, 10), v.run.group_id, v.run.case_name, v.run.variant, hooks, 0});
+      ++it->runs;
+      continue;
+    }
     const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
     if (!hardware.count(v.run.hardware_fingerprint))
       hardware[v.run.hardware_fingerprint] = hardware_fingerprint(v.run.provenance_json).description;

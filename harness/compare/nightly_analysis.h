@@ -57,8 +57,17 @@ struct TrendSeries {
   std::vector<SeriesChange> changes;        // by index
 };
 
+// Runs made with planted-cause test hooks (run_view.h test_hooks), per group,
+// case and implementation: never a night of a series, so never the level a
+// change is judged against nor a change itself; listed instead.
+struct HookedRuns {
+  std::string night, group, case_name, variant, hooks;
+  size_t runs = 0;
+};
+
 struct NightlyAnalysis {
   MissingData missing;  // series that stopped producing completed runs: findings, first
+  std::vector<HookedRuns> hooked;  // left out of every series, oldest first
   int days = 0;
   size_t min_nights = 4;       // nights at a new level before a change is confirmed
   double alpha = 0.05;         // the report's false-alarm rate, all series and nights

@@ -9,6 +9,7 @@
 namespace twinbench::compare {
 
 bool Hidden::hides(const store::RunRecord& run) const {
+  if (test_hooks && !compare::test_hooks(run).empty()) return true;
   return !refs.empty() && imported(run) &&
          std::any_of(refs.begin(), refs.end(), [&](const std::string& ref) { return matches_ref(run, ref); });
 }

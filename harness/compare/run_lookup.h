@@ -11,11 +11,13 @@
 
 namespace twinbench::compare {
 
-// Imported runs set aside from a comparison: those that match (matches_ref)
+// Runs set aside from a comparison: imported runs that match (matches_ref)
 // any of these refs (baseline.h: a ref's imported runs stand aside when it
-// has runs twinbench made).
+// has runs twinbench made), and with `test_hooks` every run made with a
+// planted-cause test hook (run_view.h): never a baseline.
 struct Hidden {
   std::vector<std::string> refs;
+  bool test_hooks = false;
   bool hides(const store::RunRecord& run) const;
 };
 

@@ -30,6 +30,7 @@ RunTable table_of(const std::string& case_name, const std::vector<RunView>& runs
     col.status = side_of(selected, metrics::catalogue().front()).status;
     for (const RunView* r : selected)
       if (std::string(to_string(r->run.status)) == col.status && !r->run.reason.empty()) col.reason = r->run.reason;
+    col.test_hooks = test_hooks(selected);
     t.columns.push_back(col);
     columns.push_back(std::move(selected));
   }

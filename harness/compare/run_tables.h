@@ -21,6 +21,7 @@ struct TableColumn {
   std::string status;  // the worst status among its runs (completed, skipped, failed, ...)
   std::string reason;  // why, when it is not completed
   bool measured = false;  // some run has metric values
+  std::string test_hooks;  // its runs' planted-cause test hooks (run_view.h), "" for real runs
 };
 
 struct TableRow {

@@ -49,6 +49,30 @@ bool oversubscribed(const RunView& run) {
   return flag_of(nlohmann::json::parse(run.run.provenance_json, nullptr, false), "oversubscribed");
 }
 
+std::string test_hooks(const store::RunRecord& run) {
+  if (run.provenance_json.find("\"test_hooks\"") == std::string::npos) return "";  // most runs: no parse
+  const auto j = nlohmann::ordered_json::parse(run.provenance_json, nullptr, false);  // in the order stored
+  if (!j.is_object() || !j.contains("test_hooks") || !j["test_hooks"].is_object()) return "";
+  std::string out;
+  for (const auto& [variable, value] : j["test_hooks"].items())
+    out += (out.empty() ? "" : ", ") + variable + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return out;
+}
+
+std::string test_hooks(const std::vector<const RunView*>& runs) {
+  std::vector<std::string> seen;
+  for (const RunView* r : runs)
+    if (const std::string h = test_hooks(r->run); !h.empty() && std::find(seen.begin(), seen.end(), h) == seen.end())
+      seen.push_back(h);
+  std::string out;
+  for (const auto& h : seen) out += (out.empty() ? "" : "; ") + h;
+  return out;
+}
+
+bool any_test_hooks(const std::vector<RunView>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const RunView& r) { return !test_hooks(r.run).empty(); });
+}
+
 bool imported(const RunView& run) { return imported(run.run); }
 
 bool imported(const store::RunRecord& run) {

@@ -32,6 +32,14 @@ struct RunView {
 // Whether the run was marked as started on an oversubscribed host (more
 // processes x threads than cores): its times are not performance figures.
 bool oversubscribed(const RunView& run);
+// The planted-cause test hooks a run was made with (its provenance's
+// `test_hooks`: harness/run/hooks/hooks.h), "VAR=VALUE, ..."; "" for a real
+// run. Every report marks such a run and no baseline takes it.
+std::string test_hooks(const store::RunRecord& run);
+// Of several runs: each distinct setting once, "; "-joined ("" when none had a hook).
+std::string test_hooks(const std::vector<const RunView*>& runs);
+// Whether any of `runs` was made with a test hook.
+bool any_test_hooks(const std::vector<RunView>& runs);
 // Whether the run was imported from another tool's log (`twinbench import`).
 bool imported(const RunView& run);
 bool imported(const store::RunRecord& run);

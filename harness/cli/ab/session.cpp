@@ -332,6 +332,8 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   res.case_label = analysis.comparison.case_name;
   res.commit_a = commit_of(*analysis.comparison.runs_a.front());
   res.commit_b = commit_of(*analysis.comparison.runs_b.front());
+  res.test_hooks_a = analysis.comparison.test_hooks_a;
+  res.test_hooks_b = analysis.comparison.test_hooks_b;
   res.metrics = std::move(analysis.metrics);
   res.worst = analysis.comparison.worst;
   res.profiles = std::move(analysis.profiles);  // the explanation points into these

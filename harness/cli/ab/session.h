@@ -65,6 +65,7 @@ struct AbResult {
   Build a, b;
   std::string commit_a, commit_b;  // git commit (+ "-dirty") each build recorded
   std::string label_a, label_b;
+  std::string test_hooks_a, test_hooks_b;  // each side's planted-cause test hooks (compare/run_view.h), "" if none
   std::string case_label, variant, group_id, db;
   double alpha = 0.05;
   double confidence = 0.95;  // of each interval: 1 - alpha / (timing tests x looks)

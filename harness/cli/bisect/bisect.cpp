@@ -172,6 +172,17 @@ Probe Bisector::judge(size_t index, size_t reference, const std::string& group,
   p.threshold = j.threshold;
   p.confidence = j.confidence;
   p.rounds = j.rounds;
+  for (const auto& [label, hooks] : {std::pair{label_of(history_[reference].sha), j.test_hooks_good},
+                                     std::pair{label_of(history_[index].sha), j.test_hooks_probe}})
+    if (!hooks.empty()) p.test_hooks += (p.test_hooks.empty() ? "" : "; ") + label + ": " + hooks;
+  // The good end's runs made with a planted-cause test hook are never a baseline.
+  if (!against_bad && !j.test_hooks_good.empty()) {
+    p.cls = ProbeClass::kSkipped;
+    p.verdict = compare::Verdict::kNotComparable;
+    p.change.clear();
+    p.explanation = fmt::format("the good end's runs were made with test hooks ({}): never a baseline",
+                                j.test_hooks_good);
+  }
   return p;
 }
 
