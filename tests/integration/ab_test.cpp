@@ -182,6 +182,7 @@ TEST(AbSession, SequentialSessionStopsOnceDecisive) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("looks"), 4);
   EXPECT_LE(j.at("rounds").size(), 8u) << r.out;
+  EXPECT_GE(j.at("rounds").size(), 3u) << "the first look is after 3 rounds";
   EXPECT_EQ(std::string(j.at("stopped_because")).rfind("decisive after", 0), 0u) << r.out;
   EXPECT_EQ(ab_metric(j, "step_time_median_s").at("verdict"), "regressed") << r.out;
   EXPECT_EQ(j.at("a").at("test_hooks"), "") << r.out;

@@ -20,6 +20,7 @@
 #include "harness/store/store.h"
 
 namespace twinbench::compare {
+namespace hooked_baseline {  // apart from the unity build's other compare tests
 namespace {
 
 namespace fs = std::filesystem;
@@ -132,4 +133,5 @@ TEST(HookedNights, AreNoPointOfATrendAndNoChange) {
 }
 
 }  // namespace
+}  // namespace hooked_baseline
 }  // namespace twinbench::compare
