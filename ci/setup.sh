@@ -18,6 +18,7 @@ packages=(
   tidy chromium  # report tests: HTML validation and headless rendering
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
   python3-torch  # ci/campaigns/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
+  patchelf mmdebstrap  # ci/gpu_kit.sh: the kit's binary finds its libraries in ../lib; its rehearsal on a bare Debian root
 )
 
 missing=()

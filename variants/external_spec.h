@@ -31,6 +31,12 @@ struct ExternalSpec {
   std::string missing_hint;          // added to "command not found" (how to install the interpreter)
 };
 
+// The folder twinbench reads its own files from (the built-in trainers, the
+// cases as a last resort, "{source_dir}" in case files): $TWINBENCH_SOURCE_DIR,
+// else the source tree the binary was built from. A relocated binary (the GPU
+// kit, docs/gpu.md) points it at the files it carries.
+std::string source_dir();
+
 // The external variants every config has without a case section: eager,
 // compiled, eager-debian, linen and nnx (docs/external.md; external_builtins.cpp).
 std::map<std::string, ExternalSpec> builtin_externals();
