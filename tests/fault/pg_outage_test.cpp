@@ -160,6 +160,23 @@ class FaultOutage : public ::testing::Test {
     EXPECT_EQ(steps_of(url_, id, "MAX(step)"), runs.steps[i] - 1);
     EXPECT_GT(query_int(url_, "SELECT COUNT(*) FROM run_metrics WHERE run_id = '" + id + "'"), 5);
   }
+  // Both runs exit 0, saying nothing of a spill left behind, with every step
+  // stored once; the spill keeps no run and is gone.
+  std::vector<Result> expect_stored_whole(Runs& runs) {
+    std::vector<Result> out;
+    for (int i = 0; i < Runs::kPaths; ++i) {
+      out.push_back(runs.process[i]->wait(600));
+      const Result& r = out.back();
+      SCOPED_TRACE(runs.names[i]);
+      EXPECT_EQ(r.code, 0) << r.err;
+      EXPECT_EQ(r.err.find("NOT stored"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("twinbench: error"), std::string::npos) << r.err;
+      expect_completed_once(runs, i);
+    }
+    EXPECT_TRUE(spill_files().empty()) << "the spill keeps no run: removed; left " << spill_files().front();
+    testing::expect_store_sound(url_);
+    return out;
+  }
   std::string spill() const {
     return (fs::path(scratch_.path("spill")) / ("twinbench-spill-postgresql___127.0.0.1_" + server_->port() + "_" +
                                                 account_->database + ".db"))
@@ -212,16 +229,7 @@ TEST_F(FaultOutage, OutagesOf2And20And60SecondsInsideARunLoseNoStep) {
       EXPECT_TRUE(runs.said("the server is back: run", flushed, 120)) << runs.err(0) << runs.err(1);
     }
   }
-  for (int i = 0; i < Runs::kPaths; ++i) {
-    const Result r = runs.process[i]->wait(600);
-    SCOPED_TRACE(runs.names[i]);
-    EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.err.find("NOT stored"), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("twinbench: error"), std::string::npos) << r.err;
-    expect_completed_once(runs, i);
-  }
-  EXPECT_TRUE(spill_files().empty()) << "the spill keeps no run: removed; left " << spill_files().front();
-  testing::expect_store_sound(url_);
+  expect_stored_whole(runs);
 }
 
 // The runs end while the server is away, and it comes back while their last
@@ -237,16 +245,9 @@ TEST_F(FaultOutage, ServerBackDuringTheFinalWrite) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   for (int i = 0; i < Runs::kPaths; ++i) EXPECT_TRUE(alive(runs.process[i]->pid())) << runs.names[i] << " did not wait";
   ASSERT_EQ(server_->resume(), 0) << server_->log();
-  for (int i = 0; i < Runs::kPaths; ++i) {
-    const Result r = runs.process[i]->wait(240);
-    SCOPED_TRACE(runs.names[i]);
-    EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_GE(count_of(r.err, "the server is back: run"), flushed[i] + 1) << r.err;
-    EXPECT_EQ(r.err.find("NOT stored"), std::string::npos) << r.err;
-    expect_completed_once(runs, i);
-  }
-  EXPECT_TRUE(spill_files().empty()) << "the spill keeps no run: removed; left " << spill_files().front();
-  testing::expect_store_sound(url_);
+  const auto results = expect_stored_whole(runs);
+  for (int i = 0; i < Runs::kPaths; ++i)
+    EXPECT_GE(count_of(results[i].err, "the server is back: run"), flushed[i] + 1) << results[i].err;
 }
 
 // The runs end while the server is away and it stays away past their last
