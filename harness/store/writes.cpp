@@ -375,60 +375,6 @@ void Store::finish_run(const std::string& run_id, RunStatus status, const std::s
   if (!self.kept.count(run_id)) causes::remove(self.causes, run_id);  // a kept run's cause is for its row
 }
 
-void Store::adopt_run(const std::string& run_id) {
-  Impl& self = *impl_;
-  if (!self.dialect().leases || self.live.count(run_id)) return;
-  std::optional<RunRecord> row;
-  if (!self.server_write([&] { row = run(run_id); }, /*wait=*/true)) {
-    // The server away from the start: the run's first writer may have begun it in the spill.
-    if (Spill::exists(self.location)) row = self.open_spill().run(run_id);
-    if (row) self.spilled.insert(run_id);
-  }
-  if (!row) self.db->fail(fmt::format("adopt run {}", run_id), "no such run");
-  self.live[run_id] = *row;
-  self.keeper().hold(run_id);
-  if (!self.spilled.count(run_id)) self.remember_calibrations();
-}
-
-std::optional<RunBundle> Store::collect_run(const std::string& run_id) {
-  Impl& self = *impl_;
-  const auto from_server = [&]() -> std::optional<RunBundle> {
-    auto row = run(run_id);
-    if (!row) return std::nullopt;
-    RunBundle b;
-    b.run = std::move(*row);
-    for (auto& [name, value] : metrics(run_id)) b.metrics.emplace_back(name, value);
-    return b;
-  };
-  if (!self.live.count(run_id)) return from_server();
-  std::optional<RunBundle> kept;
-  if (self.spilled.count(run_id) || Spill::exists(self.location)) kept = self.open_spill().bundle(run_id);
-  std::optional<RunBundle> out;
-  if (kept && kept->run.status != RunStatus::running) {
-    // Its writer ended it while the server was away: stored now, when the
-    // server is back within the patience a run's end gets, else kept.
-    if (self.server_write([&] { import_runs({*kept}); }, /*wait=*/true)) {
-      self.spill->forget(run_id);
-      out = std::move(kept);
-    } else {
-      self.keep_ended(run_id, kept->run.status, /*say=*/false);  // its writer said it
-      out = std::move(kept);
-    }
-  } else if (kept) {
-    self.spilled.insert(run_id);  // left running in the spill: its end (finish_run) goes there too
-    return kept;
-  } else if (!self.server_write([&] { out = from_server(); }, /*wait=*/true) ||
-             (out && out->run.status == RunStatus::running)) {
-    return out;  // unknown while the server is away, or left running: the caller finishes it
-  }
-  self.live.erase(run_id);
-  self.spilled.erase(run_id);
-  if (self.leases) self.leases->release(run_id);
-  if (!self.kept.count(run_id)) causes::remove(self.causes, run_id);
-  self.close_spill();
-  return out;
-}
-
 bool Store::finish_run_or_keep_cause(const std::string& run_id, RunStatus status,
                                      const std::string& reason) noexcept {
   try {
