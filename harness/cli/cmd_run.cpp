@@ -4,11 +4,13 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -218,6 +220,26 @@ std::vector<std::string> cases_to_explain(const std::vector<RunOutcome>& outcome
   return out;
 }
 
+// Where this invocation's runs are: stored, or — those that ended while the
+// server was away — only in the local spill, with the command that uploads it.
+void print_stored(const store::Store& db, const std::vector<RunOutcome>& outcomes,
+                  const std::vector<RunOutcome>& profiled, const std::string& group_id) {
+  const auto kept_ids = db.runs_kept_in_spill();
+  const std::set<std::string> kept(kept_ids.begin(), kept_ids.end());
+  const auto stored = [&](const std::vector<RunOutcome>& runs) {
+    return std::count_if(runs.begin(), runs.end(), [&](const RunOutcome& r) { return !kept.count(r.run_id); });
+  };
+  const auto n = stored(outcomes), p = stored(profiled);
+  if (n > 0 || kept.empty())
+    std::cerr << fmt::format("{} {} stored in {} (group {}){}\n", n, n == 1 ? "run" : "runs", db.path(), group_id,
+                             p == 0 ? "" : fmt::format(", and {} profiled runs apart", p));
+  if (!kept.empty())
+    std::cerr << fmt::format("twinbench: {} {} NOT stored in {}: the server was away when {} ended; kept only in {} "
+                             "(exit {}); upload with: {}\n",
+                             kept.size(), kept.size() == 1 ? "run" : "runs", db.path(), kept.size() == 1 ? "it" : "they",
+                             *db.spill_path(), static_cast<int>(kExitKeptInSpill), db.spill_push_command());
+}
+
 // Joins the data-parallel world on a helper thread while this one watches for a
 // stop request: a rendezvous can wait minutes for missing ranks, and a signal
 // only interrupts the system call of whichever thread it lands on ("Interrupted
@@ -358,10 +380,7 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     std::cout << list.dump(2) << "\n";
   } else {
     print_tables(outcomes, columns, options.group_id, adaptive ? &*adaptive : nullptr, profiled);
-    if (db && !world)
-      std::cerr << fmt::format("{} {} stored in {} (group {}){}\n", outcomes.size(), outcomes.size() == 1 ? "run" : "runs",
-                               db->path(), options.group_id,
-                               profiled.empty() ? "" : fmt::format(", and {} profiled runs apart", profiled.size()));
+    if (db && !world) print_stored(*db, outcomes, profiled, options.group_id);
   }
   std::vector<std::string> bad;
   for (const auto& r : outcomes)
@@ -373,6 +392,9 @@ int execute(const std::vector<RunConfig>& configs_in, const ExecOpts& o) {
     std::cerr << "twinbench: interrupted by signal " << stop_signal() << "\n";
     return kExitInterrupted;
   }
+  // Runs only in the local spill: the one thing to do before this host goes (a
+  // launched job's rank 0 leaves that to its launcher).
+  if (db && o.run_id.empty() && !db->runs_kept_in_spill().empty()) return kExitKeptInSpill;
   return bad.empty() ? kExitOk : kExitFailure;
 }
 

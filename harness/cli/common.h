@@ -22,6 +22,7 @@ enum ExitCode : int {
   kExitBisectRange = 5,      // `bisect`: a range of commits, not one (some could not be judged)
   kExitNothingToBisect = 6,  // `bisect`: the bad end is not decisively worse than the good end
   kExitStoreUnreachable = 7,  // the store could not be reached: no server there, a wrong password (nothing written)
+  kExitKeptInSpill = 8,  // runs ended while the store's server was away: only in the local spill until `db push`
 };
 
 struct ModelSelection {

@@ -129,6 +129,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
   const bool supervised = !o.adopted_run_id.empty();  // a launcher records failures
   if (supervised) out.run_id = o.adopted_run_id;
   else if (o.store) out.run_id = o.store->begin_run(record);
+  if (supervised && o.store) o.store->adopt_run(out.run_id);  // its writes, also while the server is away
   StepWriter writer(o.store, out.run_id);
   const std::string label = fmt::format("{} / {}{}", out.case_name, out.variant,
                                         out.repeat > 0 ? fmt::format(" #{}", out.repeat) : "");

@@ -78,14 +78,16 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   // The launcher finishes what rank 0 did not: a failure naming the rank, a
   // stop, or rank 0's own store error that it could not store (then the row
   // may stay running here too, its cause kept for the next open).
-  if (const auto row = db->run(out.run_id); row && row->status != RunStatus::running) {
-    out.status = row->status;
-    out.reason = row->reason;
+  // The row is on the server, or in the spill where rank 0 ended it while the server was away.
+  store::MetricMap stored;
+  if (const auto run = db->collect_run(out.run_id); run && run->run.status != RunStatus::running) {
+    out.status = run->run.status;
+    out.reason = run->run.reason;
+    stored.insert(run->metrics.begin(), run->metrics.end());
   } else {
     std::tie(out.status, out.reason) = unfinished_outcome(launched);
     db->finish_run_or_keep_cause(out.run_id, out.status, out.reason);
   }
-  const auto stored = db->metrics(out.run_id);
   if (!stored.empty()) out.metrics = metrics::from_map(stored);
   for (const auto& [name, value] : stored)
     if (name.rfind("int8_", 0) == 0) out.extra_metrics.emplace_back(name, value);
