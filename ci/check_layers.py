@@ -6,7 +6,8 @@ the source tree.
   2. No sideways edges: two folders of the same layer are peers and include
      nothing of each other, except where this table orders them (the
      statistics kernel below the log formats below the metric catalogue below
-     the store; `ab` below `bisect` below the commands).
+     the store; `ab` below `bisect` below the commands; `delivery`, a peer of
+     `ab`, below the commands).
   3. Reports receive analyses: reports/ includes only reports/, the analysis
      value headers of harness/compare/ (ANALYSIS_VALUES), the metric catalogue
      (the one vocabulary every renderer reads) and the statistics kernel's
@@ -45,6 +46,7 @@ LAYERS = [
     ("harness/ingest/", 5, "work"),
     ("reports/", 5, "work"),
     ("harness/cli/ab/", 6.0, "app"),
+    ("harness/cli/delivery/", 6.0, "app"),
     ("harness/cli/bisect/", 6.1, "app"),
     ("harness/cli/micro/", 6.1, "app"),
     ("harness/cli/", 6.2, "app"),
@@ -58,7 +60,7 @@ ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
     "pair_analysis.h", "branch_analysis.h", "nway_analysis.h", "nightly_analysis.h", "index_analysis.h",
     "session_analysis.h", "run_tables.h", "bisect.h", "comparison.h", "comparison_json.h", "verdict.h",
     "run_view.h", "family.h", "missing_data.h", "baseline.h", "triage.h", "explain_analysis.h",
-    "profile_record.h"))
+    "profile_record.h", "alert_analysis.h"))
 # Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
 # formats) and the statistics kernel's quantiles (so that a chart's median is the
 # verdicts' median; a box plot decides nothing).
