@@ -65,8 +65,8 @@ PrVerdict pr_verdict(const compare::BranchAnalysis& a) {
 
 std::string pr_comment(const compare::BranchAnalysis& a, const PrVerdict& v, const std::string& link,
                        const std::string& head, const std::string& marker) {
-  const char* icon = v.conclusion == "failure" ? "❌" : v.conclusion == "neutral" ? "⚠️" : "✅";
-  std::string out = fmt::format("### {} twinbench: {}\n\n`{}`{} against `{}`{}\n\n", icon, v.headline,
+  // No emoji: a renderer without an emoji font shows a box, and the words say it.
+  std::string out = fmt::format("### twinbench — {}\n\n`{}`{} against `{}`{}\n\n", v.headline,
                                 a.candidate_ref, head.empty() ? "" : " at " + head.substr(0, 9), a.baseline_ref,
                                 a.baseline_commit.empty() ? "" : " at " + a.baseline_commit.substr(0, 9));
   size_t rows = 0, more = 0;

@@ -114,7 +114,7 @@ TEST_F(GitHubPr, PlantedSlowdownFailsTheCheckAndKeepsOneCommentOverThreePushes) 
   EXPECT_EQ(state["comments"]["octo/bench#7"].size(), 121u);
   EXPECT_EQ(ours[0]["edits"], 2);
   const std::string body = ours[0]["body"];
-  EXPECT_NE(body.find("twinbench: regressed: 1 of 1 comparison"), std::string::npos) << body;
+  EXPECT_NE(body.find("### twinbench — regressed: 1 of 1 comparison"), std::string::npos) << body;
   EXPECT_NE(body.find("| 01_base / functional | Median s/step | +25."), std::string::npos) << body;
   EXPECT_NE(body.find("**regressed**"), std::string::npos) << body;
   EXPECT_NE(body.find("at " + commit_of(203).substr(0, 9)), std::string::npos) << "brought up to the last push";
@@ -122,7 +122,7 @@ TEST_F(GitHubPr, PlantedSlowdownFailsTheCheckAndKeepsOneCommentOverThreePushes) 
   EXPECT_NE(body.find("<!-- twinbench-pr: twinbench -->"), std::string::npos);
   EXPECT_LE(std::count(body.begin(), body.end(), '\n'), 25) << "fits a screen:\n" << body;
   EXPECT_EQ(body.find("Final loss"), std::string::npos) << "rows that did not change are left out";
-  EXPECT_NE(slurp(summary()).find("twinbench: regressed"), std::string::npos);
+  EXPECT_NE(slurp(summary()).find("twinbench — regressed"), std::string::npos);
   const char* dir = std::getenv("TWINBENCH_DELIVERY_OUTCOMES");
   if (dir && *dir) std::ofstream(std::string(dir) + "/comment.md") << body;
 }
@@ -138,7 +138,7 @@ TEST_F(GitHubPr, AForksReadOnlyTokenPassesTheJobWithTheSummary) {
   EXPECT_NE(gated.err.find("GitHub refused the comment (HTTP 403"), std::string::npos) << gated.err;
   const auto passes = tb(env(commit_of(211), "read-only-token"), compare_args("slow", "--github"));
   EXPECT_EQ(passes.code, 0) << passes.err;
-  EXPECT_NE(slurp(summary()).find("twinbench: regressed"), std::string::npos) << "the verdict is in the job summary";
+  EXPECT_NE(slurp(summary()).find("twinbench — regressed"), std::string::npos) << "the verdict is in the job summary";
   EXPECT_TRUE(http_->state()["check_runs"].empty());
   EXPECT_TRUE(our_comments().empty());
   // A wrong token: a warning that says so, never the token.
@@ -177,7 +177,7 @@ TEST_F(GitHubPr, VerdictsAndCommentModes) {
   ASSERT_EQ(tb(env(commit_of(233)), compare_args("same", "--github --comment on-change")).code, 0);
   EXPECT_EQ(our_comments().size(), 1u);
   EXPECT_EQ(our_comments()[0]["edits"], 1) << "an existing comment is always brought up to date";
-  EXPECT_NE(our_comments()[0]["body"].get<std::string>().find("✅"), std::string::npos);
+  EXPECT_NE(our_comments()[0]["body"].get<std::string>().find("twinbench — no regression"), std::string::npos);
   EXPECT_EQ(http_->state()["violations"].size(), 0u) << http_->state()["violations"].dump(1);
   // Outside a GitHub job: bad input, before anything is read.
   const auto outside = tb("GITHUB_REPOSITORY=", compare_args("slow", "--github"));
@@ -210,7 +210,7 @@ TEST(GitLabMr, StatusAndOneNoteOverThreePushesAndAReadOnlyToken) {
   const auto fork = tb(env(5, "read-only-token"), compare_args("slow", "--gitlab"));
   EXPECT_EQ(fork.code, 0) << fork.err;
   EXPECT_NE(fork.err.find("GitLab refused the commit status (HTTP 403: 403 Forbidden)"), std::string::npos) << fork.err;
-  EXPECT_NE(fork.err.find("twinbench: regressed"), std::string::npos) << "the summary in the job log";
+  EXPECT_NE(fork.err.find("twinbench — regressed"), std::string::npos) << "the summary in the job log";
 }
 
 TEST(BranchAlerts, ARegressionIsOneAlertUntilTheBranchRecovers) {
