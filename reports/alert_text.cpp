@@ -144,34 +144,6 @@ AlertMessage alert_message(const Alert& a, const MessageOptions& o) {
   return m;
 }
 
-std::string webhook_json(const Alert& a, const AlertMessage& m) {
-  nlohmann::ordered_json j;
-  j["text"] = m.title + "\n" + m.text;
-  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
-  for (const auto& [title, value] : m.fields)
-    fields.push_back({{"title", title}, {"value", value}, {"short", title != "Reproduce" && title != "Night"}});
-  j["attachments"] = nlohmann::ordered_json::array(
-      {{{"fallback", m.title}, {"color", "#d73a49"}, {"title", m.title}, {"title_link", m.link}, {"fields", fields}}});
-  nlohmann::ordered_json data;
-  data["id"] = a.id;
-  data["key"] = a.key;
-  data["kind"] = std::string(to_string(a.kind));
-  data["state"] = std::string(to_string(a.state));
-  data["case"] = a.case_name;
-  data["variant"] = a.variant;
-  data["metric"] = a.metric;
-  data["night"] = a.night;
-  data["commit"] = a.commit;
-  data["commit_before"] = a.commit_before;
-  data["change"] = a.change ? nlohmann::ordered_json(*a.change) : nlohmann::ordered_json(nullptr);
-  data["change_low"] = a.change_low ? nlohmann::ordered_json(*a.change_low) : nlohmann::ordered_json(nullptr);
-  data["change_high"] = a.change_high ? nlohmann::ordered_json(*a.change_high) : nlohmann::ordered_json(nullptr);
-  data["culprit"] = a.culprit;
-  data["link"] = m.link;
-  j["twinbench"] = data;
-  return j.dump();
-}
-
 std::string alerts_text(const std::vector<Alert>& alerts) {
   if (alerts.empty()) return "no alerts\n";
   std::string out = fmt::format("{:>4}  {:<12} {:<8} {:<10}  {}\n", "ID", "STATE", "KIND", "NIGHT", "FINDING");
@@ -223,6 +195,20 @@ nlohmann::ordered_json alert_to_json(const Alert& a) {
 }
 
 }  // namespace
+
+std::string webhook_json(const Alert& a, const AlertMessage& m) {
+  nlohmann::ordered_json j;
+  j["text"] = m.title + "\n" + m.text;
+  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+  for (const auto& [title, value] : m.fields)
+    fields.push_back({{"title", title}, {"value", value}, {"short", title != "Reproduce" && title != "Night"}});
+  j["attachments"] = nlohmann::ordered_json::array(
+      {{{"fallback", m.title}, {"color", "#d73a49"}, {"title", m.title}, {"title_link", m.link}, {"fields", fields}}});
+  j["twinbench"] = alert_to_json(a);
+  j["twinbench"].erase("details");  // what the message says already; an issue text is long
+  j["twinbench"]["link"] = m.link;
+  return j.dump();
+}
 
 std::string alerts_json(const std::vector<Alert>& alerts) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -23,12 +23,7 @@ CliHarness& harness() {
   return h;
 }
 
-// `args` run with `env` ("A=x B=y") exported first.
-Result tb(const std::string& env, const std::string& args) {
-  const auto out = harness().path("cmd.out"), err = harness().path("cmd.err");
-  const int code = shell((env.empty() ? "" : "export " + env + "; ") + harness().command(args) + " >" + out + " 2>" + err);
-  return {code, slurp(out), slurp(err)};
-}
+Result tb(const std::string& env, const std::string& args) { return run_with_env(harness(), env, args); }
 
 // Night k of a history that ends 40 - last nights before today, at 02:00 UTC plus `run` seconds.
 std::string night_start(int k, int run) { return fmt::format("{}T02:{:02}:{:02}.000Z", day_before_today(40 - k), run / 60, run % 60); }

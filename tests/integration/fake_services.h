@@ -134,6 +134,13 @@ class FakeSmtp {
   ServerProcess server_;
 };
 
+// `args` run by `harness` with `env` ("A=x B=y") exported first.
+inline Result run_with_env(const CliHarness& harness, const std::string& env, const std::string& args) {
+  const auto out = harness.path("cmd.out"), err = harness.path("cmd.err");
+  const int code = shell((env.empty() ? "" : "export " + env + "; ") + harness.command(args) + " >" + out + " 2>" + err);
+  return {code, slurp(out), slurp(err)};
+}
+
 // YYYY-MM-DD of today minus `days_ago` days (UTC).
 inline std::string day_before_today(int days_ago) {
   const std::time_t t = std::time(nullptr) - static_cast<std::time_t>(days_ago) * 86400;

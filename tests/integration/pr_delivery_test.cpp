@@ -20,11 +20,7 @@ CliHarness& harness() {
   return h;
 }
 
-Result tb(const std::string& env, const std::string& args) {
-  const auto out = harness().path("cmd.out"), err = harness().path("cmd.err");
-  const int code = shell((env.empty() ? "" : "export " + env + "; ") + harness().command(args) + " >" + out + " 2>" + err);
-  return {code, slurp(out), slurp(err)};
-}
+Result tb(const std::string& env, const std::string& args) { return run_with_env(harness(), env, args); }
 
 double wobble(int k) { return 1 + 0.004 * ((k * 7 % 5) - 2) / 2.0; }
 

@@ -33,6 +33,21 @@ std::string iso_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
 }
 
+// The id of the first item of the list at `path` whose body holds `marker` (a
+// comment or a note; every page is read); a failed page comes back in `failed`.
+std::optional<std::string> find_marked(const ForgeApi& api, const std::string& path, const std::string& marker,
+                                       std::optional<HttpResponse>& failed) {
+  std::optional<std::string> id;
+  failed = api.scan(path, [&](const nlohmann::json& c) {
+    if (!c.is_object() || !c.contains("body") || !c["body"].is_string() ||
+        c["body"].get<std::string>().find(marker) == std::string::npos)
+      return false;
+    id = std::to_string(c.value("id", int64_t{0}));
+    return true;
+  });
+  return id;
+}
+
 class GitHubHost : public ReviewHost {
  public:
   GitHubHost(const ReviewOptions& o, Secrets& secrets, std::ostream& log)
@@ -79,16 +94,7 @@ class GitHubHost : public ReviewHost {
     return api_.call("POST", "/repos/" + repo_ + "/check-runs", body);
   }
   std::optional<std::string> find_comment(const std::string& marker, std::optional<HttpResponse>& failed) override {
-    std::optional<std::string> id;
-    failed = api_.scan(fmt::format("/repos/{}/issues/{}/comments?per_page=100", repo_, *pr_),
-                       [&](const nlohmann::json& c) {
-                         if (!c.is_object() || !c.contains("body") || !c["body"].is_string() ||
-                             c["body"].get<std::string>().find(marker) == std::string::npos)
-                           return false;
-                         id = std::to_string(c.value("id", int64_t{0}));
-                         return true;
-                       });
-    return id;
+    return find_marked(api_, fmt::format("/repos/{}/issues/{}/comments?per_page=100", repo_, *pr_), marker, failed);
   }
   HttpResponse create_comment(const std::string& body) override {
     return api_.call("POST", fmt::format("/repos/{}/issues/{}/comments", repo_, *pr_), {{"body", body}});
@@ -142,16 +148,8 @@ class GitLabHost : public ReviewHost {
     return api_.call("POST", fmt::format("/projects/{}/statuses/{}", project_, head_), body);
   }
   std::optional<std::string> find_comment(const std::string& marker, std::optional<HttpResponse>& failed) override {
-    std::optional<std::string> id;
-    failed = api_.scan(fmt::format("/projects/{}/merge_requests/{}/notes?sort=asc&per_page=100", project_, mr_),
-                       [&](const nlohmann::json& n) {
-                         if (!n.is_object() || !n.contains("body") || !n["body"].is_string() ||
-                             n["body"].get<std::string>().find(marker) == std::string::npos)
-                           return false;
-                         id = std::to_string(n.value("id", int64_t{0}));
-                         return true;
-                       });
-    return id;
+    return find_marked(api_, fmt::format("/projects/{}/merge_requests/{}/notes?sort=asc&per_page=100", project_, mr_),
+                       marker, failed);
   }
   HttpResponse create_comment(const std::string& body) override {
     return api_.call("POST", fmt::format("/projects/{}/merge_requests/{}/notes", project_, mr_), {{"body", body}});
