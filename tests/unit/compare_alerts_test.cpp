@@ -165,5 +165,22 @@ TEST(NightlyAlerts, AStoppedSeriesThatCompletesAgainRecoversOnThatNight) {
   EXPECT_TRUE(plan_nightly_alerts(issue_nights().analyze(), {live}).recover.empty());
 }
 
+TEST(NightlyAlerts, AFailureOnTheNewestNightIsAnAlertAtOnce) {
+  Nights n;
+  for (int i = 0; i < 10; ++i) {
+    n.add(i, "quiet", 0.050);
+    n.add(i, "broken", 0.100);
+  }
+  n.runs.back().run.status = RunStatus::failed;  // broken's newest night
+  n.runs.back().run.reason = "loss diverged at step 3";
+  const auto plan = plan_nightly_alerts(n.analyze(), {});
+  ASSERT_EQ(plan.raise.size(), 1u);
+  EXPECT_EQ(plan.raise[0].kind, store::AlertKind::kFailure);
+  EXPECT_EQ(plan.raise[0].case_name, "broken");
+  EXPECT_EQ(plan.raise[0].night, night(9));
+  EXPECT_EQ(plan.raise[0].night_before, night(8));
+  EXPECT_NE(plan.raise[0].summary.find("loss diverged at step 3"), std::string::npos) << plan.raise[0].summary;
+}
+
 }  // namespace
 }  // namespace twinbench::compare
