@@ -11,7 +11,12 @@ namespace twinbench::cli {
 
 void add_nightly_delivery_options(CLI::App* cmd, NightlyDelivery& d) { delivery::add_notify_options(cmd, d.notify); }
 
-void prepare(NightlyDelivery& d) { d.targets = delivery::resolve_targets(d.notify, d.secrets); }
+void prepare(NightlyDelivery& d) {
+  d.targets = delivery::resolve_targets(d.notify, d.secrets);
+  if (d.targets.list.empty()) return;
+  (void)delivery::HttpPolicy::from_env();  // a bad $TWINBENCH_HTTP_* or stale time is exit 2 now, not after the report
+  (void)delivery::stale_after_s();
+}
 
 void notify(store::Store& db, NightlyDelivery& d) {
   if (d.targets.list.empty()) return;

@@ -86,6 +86,8 @@ std::string claimer_id() {
   return fmt::format("{}:{}:{:08x}", store::host_name(), getpid(), device());
 }
 
+}  // namespace
+
 double stale_after_s() {
   const char* v = std::getenv("TWINBENCH_NOTIFY_STALE_S");
   if (!v || !*v) return 900;
@@ -95,8 +97,6 @@ double stale_after_s() {
     throw std::invalid_argument(fmt::format("TWINBENCH_NOTIFY_STALE_S={}: expected seconds (>= 0)", v));
   return s;
 }
-
-}  // namespace
 
 DeliveryCount deliver_alerts(store::Store& db, const Targets& targets, const Secrets& secrets, std::ostream& log) {
   DeliveryCount count;

@@ -26,6 +26,10 @@ struct DeliveryCount {
 // Attempts (one per delivery) after which a failing row is abandoned.
 inline constexpr int64_t kMaxAttempts = 8;
 
+// $TWINBENCH_NOTIFY_STALE_S (default 900): how old a claim must be before
+// another sender takes it over; std::invalid_argument for a bad value.
+double stale_after_s();
+
 // Queues the open alerts for `targets` and sends what is due, one line per
 // outcome on `log`. $TWINBENCH_NOTIFY_STALE_S (default 900): how old a claim
 // must be before another sender takes it over. Never throws for a target's
