@@ -8,7 +8,11 @@
 # sessions. Then render the branch report of those sessions and print the
 # markdown summary (for a pull-request comment). Exit 1 when a session found a
 # regression, 2 when a session could not run (a refusal: its message says why).
-#   usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]
+# With --github (in a GitHub Actions job) or --gitlab (GitLab CI) the verdict
+# goes on the pull request too: a check run (commit status) on its head commit
+# and one comment edited in place (docs/alerts.md); --comment MODE and --alerts
+# are passed on to `twinbench compare`.
+#   usage: ci/branch-report.sh [--github|--gitlab] [--comment always|on-change|never] [--alerts] BASELINE_REF [CANDIDATE_LABEL]
 # Environment:
 #   TWINBENCH_DB (default twinbench.db), TWINBENCH_OUT (default twinbench-report)
 #   TWINBENCH_GATE_CASES     cases to gate on (default "01_base")
@@ -23,7 +27,15 @@
 #   TWINBENCH_BASELINE_DIR   the baseline's worktree (default .twinbench-baseline)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-baseline="${1:?usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]}"
+deliver=()
+while (($#)); do
+  case "$1" in
+    --github | --gitlab | --alerts) deliver+=("$1"); shift ;;
+    --comment) deliver+=("$1" "${2:?--comment needs always, on-change or never}"); shift 2 ;;
+    *) break ;;
+  esac
+done
+baseline="${1:?usage: ci/branch-report.sh [--github|--gitlab] [--comment MODE] [--alerts] BASELINE_REF [CANDIDATE_LABEL]}"
 candidate="${2:-${TWINBENCH_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}"
 db="${TWINBENCH_DB:-twinbench.db}"
 out="${TWINBENCH_OUT:-twinbench-report}"
@@ -70,5 +82,5 @@ for c in "${cases[@]}"; do
 done
 mkdir -p "$out"
 "$tb" report branch --db "$db" --baseline "$label_a" --candidate "$label_b" --out "$out" >&2
-"$tb" compare --db "$db" --baseline "$label_a" --candidate "$label_b" | tee "$out/branch.md"
+"$tb" compare --db "$db" --baseline "$label_a" --candidate "$label_b" "${deliver[@]}" | tee "$out/branch.md"
 exit "$status"

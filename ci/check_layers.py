@@ -6,7 +6,8 @@ the source tree.
   2. No sideways edges: two folders of the same layer are peers and include
      nothing of each other, except where this table orders them (the
      statistics kernel below the log formats below the metric catalogue below
-     the store; `ab` below `bisect` below the commands).
+     the store; `ab` below `bisect` below the commands; `delivery`, a peer of
+     `ab`, below the commands).
   3. Reports receive analyses: reports/ includes only reports/, the analysis
      value headers of harness/compare/ (ANALYSIS_VALUES), the metric catalogue
      (the one vocabulary every renderer reads) and the statistics kernel's
@@ -15,7 +16,7 @@ the source tree.
      includes reports/.
   4. The statistics kernel (harness/stats/) includes only itself.
   5. Outside harness/store/ only the store's interface headers are included
-     (store.h, run_record.h, merge.h, push.h, export.h), never a backend's,
+     (store.h, run_record.h, alert_record.h, merge.h, push.h, export.h), never a backend's,
      directly or transitively.
 Rules 3 and 5 follow includes transitively: a header that is allowed must not
 carry in what the including file may not include itself.
@@ -45,20 +46,21 @@ LAYERS = [
     ("harness/ingest/", 5, "work"),
     ("reports/", 5, "work"),
     ("harness/cli/ab/", 6.0, "app"),
+    ("harness/cli/delivery/", 6.0, "app"),
     ("harness/cli/bisect/", 6.1, "app"),
     ("harness/cli/micro/", 6.1, "app"),
     ("harness/cli/", 6.2, "app"),
 ]
 SOURCE_DIRS = ("models", "variants", "harness", "reports")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-STORE_INTERFACE = ("harness/store/store.h", "harness/store/run_record.h", "harness/store/merge.h",
-                   "harness/store/push.h", "harness/store/export.h")
+STORE_INTERFACE = ("harness/store/store.h", "harness/store/run_record.h", "harness/store/alert_record.h",
+                   "harness/store/merge.h", "harness/store/push.h", "harness/store/export.h")
 # What an analysis hands a report: values, no means to load or compute more.
 ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
     "pair_analysis.h", "branch_analysis.h", "nway_analysis.h", "nightly_analysis.h", "index_analysis.h",
     "session_analysis.h", "run_tables.h", "bisect.h", "comparison.h", "comparison_json.h", "verdict.h",
     "run_view.h", "family.h", "missing_data.h", "baseline.h", "triage.h", "explain_analysis.h",
-    "profile_record.h"))
+    "profile_record.h", "alert_analysis.h"))
 # Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
 # formats) and the statistics kernel's quantiles (so that a chart's median is the
 # verdicts' median; a box plot decides nothing).

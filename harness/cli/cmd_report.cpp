@@ -10,8 +10,10 @@
 #include <set>
 
 #include "harness/cli/ab/error.h"
+#include "harness/cli/alert_sync.h"
 #include "harness/cli/bisect/cli.h"
 #include "harness/cli/common.h"
+#include "harness/cli/deliver.h"
 #include "harness/cli/report_options.h"
 #include "harness/compare/branch_analysis.h"
 #include "harness/compare/nightly_analysis.h"
@@ -99,20 +101,27 @@ void add_report_command(CLI::App& app, int& exit_code) {
   struct BranchOpts {
     ReportOpts r;
     BranchRequest b;
+    BranchDelivery d;
   };
   auto b = std::make_shared<BranchOpts>();
   auto* branch = report->add_subcommand("branch", "one implementation across two refs (branches or commits)");
   add_report_options(branch, b->r);
   add_branch_options(branch, b->b);
+  add_branch_delivery_options(branch, b->d);
   branch->callback([b, &exit_code] {
-    const auto db = open_existing_store(b->r.db);
-    emit(reports::BranchReport(analyze_branch(db, b->b, b->r, "report branch")), b->r.emit, db);
+    prepare(b->d);
+    auto db = open_existing_store(b->r.db);
+    const auto analysis = analyze_branch(db, b->b, b->r, "report branch");
+    emit(reports::BranchReport(analysis), b->r.emit, db);
+    deliver(db, analysis, b->d, "report branch");
     exit_code = kExitOk;
   });
 
   struct NightlyOpts {
     ReportOpts r;
     compare::NightlyOptions n;
+    compare::NightlyAlertOptions alerts;
+    NightlyDelivery delivery;
     bool fail = false, fail_missing = false;
   };
   auto n = std::make_shared<NightlyOpts>();
@@ -126,13 +135,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
                     "exit 1 when the newest night brought a change point in the bad direction (new tonight)");
   nightly->add_flag("--fail-on-missing", n->fail_missing,
                     "exit 1 when a case and implementation stopped producing completed runs (missing data)");
+  add_alert_options(nightly, n->alerts);
+  add_nightly_delivery_options(nightly, n->delivery);
   nightly->callback([n, &exit_code] {
-    const auto db = open_existing_store(n->r.db);
+    prepare(n->delivery);
+    auto db = open_existing_store(n->r.db);
     auto options = n->n;
     options.alpha = n->r.alpha;
-    // Only the days shown, without steps: the page grows with days and cases, not with the store.
-    const auto analysis =
-        compare::analyze_nightly(compare::load_nightly_runs(db, options.days, options.now_utc), options);
+    const auto nightly_alerts = analyze_nightly_with_alerts(db, options, n->alerts, "report nightly");
+    const auto& analysis = nightly_alerts.analysis;
     emit(reports::NightlyReport(analysis), n->r.emit, db);
     for (const auto& [s, c] : compare::change_points_in_order(analysis))
       if (c->fresh)
@@ -142,6 +153,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     for (const auto& s : analysis.missing.stopped)
       std::cerr << fmt::format("twinbench: missing data: {} / {} has no completed run since {} ({} nights)\n",
                                s.case_name, s.variant, s.last_good_night, s.nights_missed);
+    notify(db, n->delivery);
     exit_code = (n->fail && analysis.regressions > 0) || (n->fail_missing && !analysis.missing.stopped.empty())
                     ? kExitFailure
                     : kExitOk;

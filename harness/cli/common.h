@@ -75,6 +75,7 @@ void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trai
 void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
 void add_bisect_command(CLI::App& app, int& exit_code);   // cmd_bisect.cpp: the first bad commit
 void add_triage_command(CLI::App& app, int& exit_code);   // cmd_triage.cpp: nightly change points bisected and filed
+void add_alerts_command(CLI::App& app, int& exit_code);   // cmd_alerts.cpp: the store's alerts and their states
 
 
 }  // namespace twinbench::cli

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   add_profile_command(app, exit_code);
   add_bisect_command(app, exit_code);
   add_triage_command(app, exit_code);
+  add_alerts_command(app, exit_code);
   device::install_memory_counting();  // before any tensor exists, so every byte is counted
   init_threads();
   try {

@@ -123,10 +123,15 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
         s.points.push_back({day, night.group, commit, day + " " + commit.substr(0, 7), stats::median(repeats), "normal"});
       }
       if (s.points.empty()) continue;
+      s.hardware_fingerprint = std::get<2>(key);
       s.segment_starts.push_back(0);
       for (size_t i = 1; i < s.points.size(); ++i) {
         const auto gap = matrix_nights.upper_bound(s.points[i - 1].night);
-        if (gap != matrix_nights.end() && *gap < s.points[i].night) s.segment_starts.push_back(i);
+        const bool accepted = std::any_of(o.accepted.begin(), o.accepted.end(), [&](const AcceptedLevel& l) {
+          return l.case_name == s.case_name && l.variant == s.variant && l.hardware_fingerprint == std::get<2>(key) &&
+                 l.metric == spec.name && s.points[i - 1].night < l.night && l.night <= s.points[i].night;
+        });
+        if ((gap != matrix_nights.end() && *gap < s.points[i].night) || accepted) s.segment_starts.push_back(i);
       }
       s.level.assign(s.points.size(), std::nullopt);
       r.series.push_back(std::move(s));
