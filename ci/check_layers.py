@@ -171,7 +171,7 @@ def self_test():
         write("harness/compare/pair_analysis.h", '#include "harness/compare/run_view.h"\n')
         write("reports/pair_report.h", '#include "harness/compare/pair_analysis.h"\n')
         write("harness/ingest/import_log.h", '#include "harness/store/store.h"\n')
-        write("harness/run/external.cpp", '#include "harness/base/records.h"\n')
+        write("harness/run/exec/external.cpp", '#include "harness/base/records.h"\n')
         if violations(root):
             print("self-test: a clean tree was reported as violating:", violations(root))
             return 1

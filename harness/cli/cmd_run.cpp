@@ -14,15 +14,15 @@
 
 #include "harness/cli/common.h"
 #include "harness/base/interrupt.h"
-#include "harness/run/device_choice.h"
+#include "harness/run/exec/device_choice.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/world.h"
-#include "harness/run/batches.h"
-#include "harness/run/host_guard.h"
+#include "harness/run/train/batches.h"
+#include "harness/run/exec/host_guard.h"
 #include "harness/run/adaptive.h"
-#include "harness/run/matrix_shard.h"
-#include "harness/run/runner.h"
-#include "harness/run/why_runs.h"
+#include "harness/run/exec/matrix_shard.h"
+#include "harness/run/exec/runner.h"
+#include "harness/run/exec/why_runs.h"
 #include "harness/store/store.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/compare/run_tables.h"
@@ -55,7 +55,7 @@ struct ExecOpts {
   bool no_progress = false;
   bool oversubscribe = false;  // run even when processes x threads exceed the cores (host_guard.h)
   std::string reference;       // the table's first column, the others' reference ("" = the first variant)
-  std::string device = "auto";  // --device (harness/run/device_choice.h)
+  std::string device = "auto";  // --device (harness/run/exec/device_choice.h)
   // --adaptive (run/adaptive.h): interleaved pairs per case until the step-time
   // verdicts decide, the budget is spent or --max-pairs is reached.
   bool adaptive = false;

@@ -3,9 +3,9 @@
 // Callers ask the runtime; nothing outside models/device/ branches on the kind.
 //
 // Implementations: models/device/cpu.cpp (the host: steady clock, the counting
-// allocator, oneDNN/ATen kernels, Gloo) and models/device/cuda.cpp (CUDA events,
+// allocator, oneDNN/ATen kernels, Gloo) and models/device/cuda/cuda.cpp (CUDA events,
 // the caching allocator, SDPA and native int8/fp8 GEMMs, NCCL) over the CUDA
-// calls of models/cuda_runtime.h — which CMake builds as cuda_runtime.cpp against
+// calls of models/device/cuda/cuda_runtime.h — which CMake builds as cuda_runtime.cpp against
 // a CUDA LibTorch and as cuda_runtime_absent.cpp otherwise, so that a CPU-only
 // build still knows the kind "cuda" and refuses it with NoCudaError. The kinds
 // are registered in models/device/kinds.h.
@@ -95,7 +95,7 @@ struct Collectives {
   bool tensor_collectives = false;
 };
 
-// What `calibrate` measures on a device (harness/run/calibrate.h).
+// What `calibrate` measures on a device (harness/run/plan/calibrate.h).
 struct Calibration {
   std::vector<std::string> dtypes;  // measured by default, in this order
   bool tensor_cores = false;        // tf32 and fp8 products exist here
@@ -184,7 +184,7 @@ class DeviceRuntime {
 
   // --- Op times of a profiled run.
   // nullptr where an op's host self time is its device time (the CPU: the
-  // RecordFunction observer of harness/run/op_profile.h measures it); else
+  // RecordFunction observer of harness/run/profile/op_profile.h measures it); else
   // the device's kernel times per op (CUDA: Kineto/CUPTI).
   virtual std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& device) const = 0;
 

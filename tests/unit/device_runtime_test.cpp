@@ -16,8 +16,8 @@
 
 #include "harness/base/config.h"
 #include "harness/base/hardware.h"
-#include "harness/run/device_choice.h"
-#include "models/cuda_runtime.h"
+#include "harness/run/exec/device_choice.h"
+#include "models/device/cuda/cuda_runtime.h"
 #include "models/device/kinds.h"
 #include "models/device/runtime.h"
 

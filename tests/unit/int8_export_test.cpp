@@ -13,9 +13,9 @@
 #include <iterator>
 #include <limits>
 
-#include "harness/run/batches.h"
+#include "harness/run/train/batches.h"
 #include "models/weights/int8_export.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/trainer.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 
