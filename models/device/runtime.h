@@ -3,7 +3,7 @@
 // Callers ask the runtime; nothing outside models/device/ branches on the kind.
 //
 // Implementations: models/device/cpu.cpp (the host: steady clock, the counting
-// allocator, oneDNN/ATen kernels, Gloo) and models/device/cuda/cuda.cpp (CUDA events,
+// allocator, oneDNN/ATen kernels, Gloo: gloo.cpp) and models/device/cuda/cuda.cpp (CUDA events,
 // the caching allocator, SDPA and native int8/fp8 GEMMs, NCCL) over the CUDA
 // calls of models/device/cuda/cuda_runtime.h — which CMake builds as cuda_runtime.cpp against
 // a CUDA LibTorch and as cuda_runtime_absent.cpp otherwise, so that a CPU-only
@@ -22,6 +22,11 @@
 #include <vector>
 
 #include "models/device/attribution.h"
+#include "models/torch_compat.h"
+
+namespace c10d {
+class Store;  // the rendezvous of a data-parallel job (harness/run/dist/world.cpp)
+}
 
 namespace twinbench::device {
 
@@ -94,6 +99,17 @@ struct Collectives {
   // then narrow (Gloo; every backend of LibTorch 1.13).
   bool tensor_collectives = false;
 };
+
+// Where one rank stands in a data-parallel job.
+struct GroupOptions {
+  int rank = 0, size = 1;
+  std::chrono::milliseconds timeout{0};
+  std::string master_addr;  // rank 0's address (Gloo picks the interface that reaches it)
+};
+
+// Gloo's process group: the host's collectives (cpu.cpp), for any kind without its own.
+c10::intrusive_ptr<compat::CollectiveBackend> gloo_process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                 const GroupOptions& options);
 
 // What `calibrate` measures on a device (harness/run/plan/calibrate.h).
 struct Calibration {
@@ -206,6 +222,12 @@ class DeviceRuntime {
 
   // --- Data parallel.
   virtual Collectives collectives() const = 0;
+  // This rank's process group of collectives().backend, over the job's
+  // rendezvous `store` (harness/run/dist/world.cpp asks; it names no backend
+  // itself). std::invalid_argument when this build lacks the backend; any
+  // other exception is a rendezvous that did not complete.
+  virtual c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                      const GroupOptions& options) const = 0;
 };
 
 // The runtime of `device`'s kind; std::invalid_argument for a kind none is registered for.

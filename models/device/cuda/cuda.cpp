@@ -1,7 +1,9 @@
-// The CUDA device runtime (see runtime.h) over the CUDA calls of
+// The CUDA device runtime (see models/device/runtime.h) over the CUDA calls of
 // models/device/cuda/cuda_runtime.h. Compiled in every build: in a CPU-only build those
 // calls are cuda_runtime_absent.cpp's, so the kind is known, compiled() and
 // available() are false, and anything that needs a device throws NoCudaError.
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>  // the collective backend process_group returns
+
 #include <algorithm>
 
 #include "models/device/cuda/cuda_runtime.h"
@@ -41,7 +43,7 @@ class CudaRuntime final : public DeviceRuntime {
   torch::DeviceType type() const override { return torch::kCUDA; }
   bool indexed() const override { return true; }
   bool accelerator() const override { return true; }
-  std::string build_command() const override { return "bash ci/build.sh cuda"; }
+  std::string build_command() const override { return cuda::kBuildCommand; }
 
   bool compiled() const override { return cuda::compiled(); }
   bool available() const override { return cuda::available(); }
@@ -100,6 +102,10 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   Collectives collectives() const override { return {"nccl", true}; }
+  c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                              const GroupOptions& options) const override {
+    return cuda::nccl_process_group(store, options);
+  }
 };
 
 }  // namespace

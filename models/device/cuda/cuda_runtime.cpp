@@ -13,6 +13,9 @@
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/cuda/nccl.h>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <algorithm>
 #include <map>
@@ -221,6 +224,19 @@ at::Generator make_generator(uint64_t seed, const torch::Device& device) {
   auto gen = at::cuda::detail::createCUDAGenerator(index_of(device));
   gen.set_current_seed(seed);
   return gen;
+}
+
+c10::intrusive_ptr<compat::CollectiveBackend> nccl_process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                 const device::GroupOptions& o) {
+#ifdef USE_C10D_NCCL
+  auto nccl = c10::make_intrusive<::c10d::ProcessGroupNCCL::Options>();
+  nccl->timeout = o.timeout;
+  return c10::make_intrusive<::c10d::ProcessGroupNCCL>(store, o.rank, o.size, nccl);
+#else
+  (void)store;
+  (void)o;
+  throw std::invalid_argument("data-parallel on CUDA needs a LibTorch built with NCCL");
+#endif
 }
 
 }  // namespace twinbench::cuda

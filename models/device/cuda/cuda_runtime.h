@@ -1,6 +1,7 @@
 // What a CUDA device offers twinbench: its facts (the hardware fingerprint),
 // synchronisation, step timing with CUDA events, the caching allocator's memory
-// statistics and attribution, kernel times (Kineto), and generators. Two implementations of this one interface, chosen
+// statistics and attribution, kernel times (Kineto), generators and NCCL's
+// process group. Two implementations of this one interface, chosen
 // by the build: cuda_runtime.cpp in builds against a CUDA LibTorch (PyPI's
 // torch 2.x), cuda_runtime_absent.cpp in CPU-only builds (Debian's LibTorch
 // 1.13), where available() is false and every other call throws NoCudaError.
@@ -18,6 +19,10 @@
 #include "models/device/runtime.h"
 
 namespace twinbench::cuda {
+
+// How to get a build that has CUDA: the one hint every "no CUDA here" message
+// gives (DeviceRuntime::build_command, NoCudaError).
+inline constexpr const char* kBuildCommand = "bash ci/build.sh cuda";
 
 // A CUDA device was asked of a build or a machine that has none.
 class NoCudaError : public std::runtime_error {
@@ -78,10 +83,15 @@ void release_cached(const torch::Device& device);
 void begin_attribution(const torch::Device& device);
 device::PeakSnapshot end_attribution(const torch::Device& device);
 
-// Kernel times per launching op and user scope from Kineto/CUPTI (runtime.h).
+// Kernel times per launching op and user scope from Kineto/CUPTI (models/device/runtime.h).
 std::unique_ptr<device::KernelProfiler> kernel_profiler(const torch::Device& device);
 
 // A CUDA generator seeded with `seed`.
 at::Generator make_generator(uint64_t seed, const torch::Device& device);
+
+// This rank's NCCL process group (DeviceRuntime::process_group);
+// std::invalid_argument in a CUDA build whose LibTorch has no NCCL.
+c10::intrusive_ptr<compat::CollectiveBackend> nccl_process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                 const device::GroupOptions& options);
 
 }  // namespace twinbench::cuda

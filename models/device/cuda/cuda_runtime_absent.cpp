@@ -8,8 +8,8 @@ namespace {
 
 [[noreturn]] void absent(const char* what) {
   throw NoCudaError(std::string(what) +
-                    ": this twinbench was built against a LibTorch without CUDA (build the CUDA line: "
-                    "`bash ci/build.sh cuda`, or -DTWINBENCH_TORCH_PYTHON=<python with a CUDA torch>)");
+                    ": this twinbench was built against a LibTorch without CUDA (build the CUDA line: `" +
+                    kBuildCommand + "`, or -DTWINBENCH_TORCH_PYTHON=<python with a CUDA torch>)");
 }
 
 }  // namespace
@@ -34,5 +34,9 @@ void begin_attribution(const torch::Device&) { absent("CUDA memory attribution")
 device::PeakSnapshot end_attribution(const torch::Device&) { absent("CUDA memory attribution"); }
 std::unique_ptr<device::KernelProfiler> kernel_profiler(const torch::Device&) { absent("CUDA kernel profiler"); }
 at::Generator make_generator(uint64_t, const torch::Device&) { absent("CUDA generator"); }
+c10::intrusive_ptr<compat::CollectiveBackend> nccl_process_group(const c10::intrusive_ptr<::c10d::Store>&,
+                                                                 const device::GroupOptions&) {
+  absent("NCCL process group");
+}
 
 }  // namespace twinbench::cuda
