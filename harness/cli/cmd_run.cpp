@@ -147,7 +147,7 @@ nlohmann::ordered_json run_json(const RunOutcome& r) {
   j["reason"] = r.reason;
   // The catalogue's JSON keys; data-parallel figures only where the run has them.
   for (const metrics::Metric& metric : metrics::shown_in(metrics::kJson)) {
-    const auto value = r.metrics ? metric.get(*r.metrics) : std::nullopt;
+    const auto value = r.metrics ? metric.value(*r.metrics) : std::nullopt;
     if (!value && metric.shown(metrics::kWhenPresent)) continue;
     j[metric.name] = opt(value);
   }
