@@ -14,7 +14,7 @@ struct Provenance {
   int threads = 1;
   int world_size = 1;
   std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
-  // The process environment the kernels ran in (harness/process_env.h); "" = unset.
+  // The process environment the kernels ran in (harness/base/process_env.h); "" = unset.
   std::string omp_wait_policy, openblas_coretype;
   bool malloc_keeps_freed = false;  // base/process_env.h
   int64_t pid = 0;

@@ -160,7 +160,7 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
   // Memory: the log's run-level figure, else the largest per-step one (logs/figures.h).
   if (const auto bytes = logs::run_memory_bytes(log)) m.peak_memory_bytes = std::llround(*bytes);
   m.memory_pct = logs::run_memory_pct(log);
-  // Other tools' own figures (MaxView's, nanogpt's), under their own names.
+  // Other tools' own figures (logs/figures.h), under their own names.
   m.tool_figures = logs::tool_figures_of(log);
   return m;
 }

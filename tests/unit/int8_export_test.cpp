@@ -1,4 +1,4 @@
-// Post-training int8 export (harness/int8_export.h): per-row quantization bounds,
+// Post-training int8 export (models/weights/int8_export.h): per-row quantization bounds,
 // the zlib'd safetensors round trip on a widened tiny model, the eval-loss change
 // after the round trip, the size figures, and corrupt or foreign files.
 #include <gtest/gtest.h>

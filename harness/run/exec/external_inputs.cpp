@@ -69,7 +69,7 @@ ExternalInputs write_external_inputs(const RunConfig& config, const ExternalSpec
                 {"clip", t.clip},           {"seed", t.seed},         {"eval_every", t.eval_every},
                 {"eval_batches", t.eval_batches}, {"remat", t.remat}};
   // The built-in core's AdamW (harness/run/optim/optimizer.h) and schedule
-  // (trainer.cpp learning_rate): decay after warm-up to lr_floor x lr.
+  // (train/trainer.cpp learning_rate): decay after warm-up to lr_floor x lr.
   j["optimizer"] = {{"beta1", kAdamBeta1},
                     {"beta2", kAdamBeta2},
                     {"eps", kAdamEps},

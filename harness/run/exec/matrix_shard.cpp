@@ -1,6 +1,8 @@
 // Matrix shards (see matrix_shard.h).
 #include "harness/run/exec/matrix_shard.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -70,6 +72,26 @@ std::vector<RunConfig> select_matrix_shard(const std::vector<RunConfig>& configs
   for (const auto& c : configs)
     if (std::find(mine.begin(), mine.end(), c.case_name) != mine.end()) out.push_back(c);
   return out;
+}
+
+std::string shard_group(const std::string& group, const std::map<std::string, std::string>& env) {
+  if (!group.empty()) return group;
+  const auto job = env.find("SLURM_ARRAY_JOB_ID");
+  if (job == env.end() || job->second.empty())
+    throw ConfigError("command line", "--group",
+                      "a sharded matrix needs --group ID, the same for every shard (e.g. the CI run id), so "
+                      "that the shards' runs form one group");
+  return "slurm-" + job->second;
+}
+
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
 }
 
 }  // namespace twinbench

@@ -38,4 +38,12 @@ std::vector<std::string> cases_of_shard(std::vector<std::string> names, const Ma
 // The configs whose case belongs to the shard, in the given order.
 std::vector<RunConfig> select_matrix_shard(const std::vector<RunConfig>& configs, const MatrixShard& shard);
 
+// The group a sharded matrix's runs share with the other shards' wherever
+// they ran: `group` when given, else the Slurm array job's
+// ("slurm-<SLURM_ARRAY_JOB_ID>"), else a ConfigError naming --group.
+std::string shard_group(const std::string& group, const std::map<std::string, std::string>& env);
+
+// This process's environment as a map (what slurm_matrix_shard and shard_group read).
+std::map<std::string, std::string> process_environment();
+
 }  // namespace twinbench

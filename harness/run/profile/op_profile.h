@@ -3,7 +3,7 @@
 // ops it called) per step phase, names the allocation site of every op for
 // memory attribution (models/device/attribution.h), and runs the test hooks
 // that plant a slower op or an extra allocation inside an op's scope
-// (slowdown.h, extra_alloc.h). `twinbench profile` and the profiled runs of a
+// (harness/run/slowdown.h, harness/run/extra_alloc.h). `twinbench profile` and the profiled runs of a
 // verdict's "why" (docs/verdicts.md) drive it; the categories and phases are
 // harness/metrics/op_categories.h.
 #pragma once

@@ -19,11 +19,6 @@ NamedTensors checkpoint_tensors(const Variant& variant, const Optimizer& optimiz
   return all;
 }
 
-void save_checkpoint(const std::string& path, const Variant& variant, const Optimizer& optimizer,
-                     const TrainPosition& position, const std::string& config_json) {
-  write_checkpoint(path, checkpoint_tensors(variant, optimizer), variant, optimizer, position, config_json);
-}
-
 void write_checkpoint(const std::string& path, const NamedTensors& all, const Variant& variant,
                       const Optimizer& optimizer, const TrainPosition& position, const std::string& config_json) {
   save_safetensors(path, all,

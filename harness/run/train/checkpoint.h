@@ -24,9 +24,6 @@ NamedTensors checkpoint_tensors(const Variant& variant, const Optimizer& optimiz
 // Writes `tensors` (checkpoint_tensors()) with the metadata a resume needs.
 void write_checkpoint(const std::string& path, const NamedTensors& tensors, const Variant& variant,
                       const Optimizer& optimizer, const TrainPosition& position, const std::string& config_json);
-// Both, in one process.
-void save_checkpoint(const std::string& path, const Variant& variant, const Optimizer& optimizer,
-                     const TrainPosition& position, const std::string& config_json);
 
 // Loads weights, optimizer and variant state into the given objects; returns where to
 // continue. Throws std::invalid_argument naming the file and the offending tensor.

@@ -75,7 +75,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   const bool bf16 = t.dtype == "bf16";
   const int64_t warmup = std::max<int64_t>(1, c.measure.warmup_steps);
 
-  // The test hooks that act inside op scopes (slowdown.h, extra_alloc.h) need the op observer.
+  // The test hooks that act inside op scopes (harness/run/slowdown.h, harness/run/extra_alloc.h) need the op observer.
   if (slowdown::inside_scopes() || extra_alloc::inside_ops()) install_op_observer();
   extra_alloc::arm(device);
   struct Release {
@@ -173,7 +173,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     }
     result.steps.push_back(record);
     if (hooks.on_step) {
-      RECORD_USER_SCOPE(kPhaseBookkeeping);  // the store writer and progress (op_profile.h)
+      RECORD_USER_SCOPE(kPhaseBookkeeping);  // the store writer and progress (profile/op_profile.h)
       hooks.on_step(record);
     }
     if (result.status != RunStatus::completed) break;

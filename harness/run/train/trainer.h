@@ -28,7 +28,7 @@ struct StepAgreement {
   bool stop = false;        // some process was asked to stop
 };
 
-// What a data-parallel layer plugs into the loop (harness/dist/data_parallel.h).
+// What a data-parallel layer plugs into the loop (harness/run/dist/data_parallel.h).
 // Without one the loop trains in this process alone.
 class StepSync {
  public:
