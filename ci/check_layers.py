@@ -18,6 +18,9 @@ the source tree.
   5. Outside harness/store/ only the store's interface headers are included
      (store.h, run_record.h, alert_record.h, merge.h, push.h, export.h), never a backend's,
      directly or transitively.
+  6. Rooms within a folder: harness/run/ is split by concern into sub-folders
+     ordered bottom up (ROOMS); a file includes its own room and the rooms
+     below it, never one above, and every file of the folder is in a room.
 Rules 3 and 5 follow includes transitively: a header that is allowed must not
 carry in what the including file may not include itself.
 
@@ -67,6 +70,17 @@ ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
 REPORT_MAY_INCLUDE = ANALYSIS_VALUES + ("harness/metrics/catalogue.h", "harness/stats/summary.h")
 # Headers no report may reach, however indirectly: the store itself and its backends.
 REPORT_NEVER_REACHES = ("harness/store/store.h",)
+# The rooms of a folder, bottom up (rule 6): the test hooks; the optimizers; plans and
+# calibration; op and run profiles; the training core; data parallel; the executors
+# and what runs them.
+ROOMS = {
+    "harness/run/": ("hooks/", "optim/", "plan/", "profile/", "train/", "dist/", "exec/"),
+}
+# Files still directly in a roomed folder, each waiting for its room (#49: the test
+# hooks go to run/hooks/, the adaptive matrix to run/exec/). Nothing else may be.
+UNHOUSED = ("harness/run/adaptive.h", "harness/run/adaptive.cpp", "harness/run/slowdown.h", "harness/run/slowdown.cpp",
+            "harness/run/extra_alloc.h", "harness/run/extra_alloc.cpp", "harness/run/numerics_bug.h",
+            "harness/run/numerics_bug.cpp")
 
 
 def layer_of(path):
@@ -75,6 +89,29 @@ def layer_of(path):
         if path.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
             best = (prefix, rank, name)
     return best
+
+
+def room_of(path):
+    """(folder, room index, room) of a file in a roomed folder; (folder, None, None) directly in it; None elsewhere."""
+    for folder, rooms in ROOMS.items():
+        if path.startswith(folder):
+            rest = path[len(folder):]
+            for i, room in enumerate(rooms):
+                if rest.startswith(room):
+                    return folder, i, room
+            return folder, None, None
+    return None
+
+
+def room_violations(rel, n, inc):
+    here, there = room_of(rel), room_of(inc)
+    if here is None or there is None or here[0] != there[0] or here[1] is None or there[1] is None:
+        return []
+    if there[1] > here[1]:
+        order = " < ".join(ROOMS[here[0]])
+        return [f"{rel}:{n}: {here[0]}{here[2]} includes {inc} of {there[0]}{there[2]}, a room above it "
+                f"(rooms of {here[0]}, bottom up: {order})"]
+    return []
 
 
 def sources(root):
@@ -123,7 +160,11 @@ def violations(root):
         if here is None:
             found.append(f"{rel}: not in any layer folder (docs/architecture.md)")
             continue
+        room = room_of(rel)
+        if room is not None and room[1] is None and rel not in UNHOUSED:
+            found.append(f"{rel}: directly in {room[0]}, not in one of its rooms ({', '.join(ROOMS[room[0]])})")
         for n, inc in includes_of(root, rel):
+            found.extend(room_violations(rel, n, inc))
             there = layer_of(inc)
             if there is None:
                 continue  # generated or third-party header
@@ -173,7 +214,7 @@ def self_test():
         write("harness/compare/pair_analysis.h", '#include "harness/compare/run_view.h"\n')
         write("reports/pair_report.h", '#include "harness/compare/pair_analysis.h"\n')
         write("harness/ingest/import_log.h", '#include "harness/store/store.h"\n')
-        write("harness/run/external.cpp", '#include "harness/base/records.h"\n')
+        write("harness/run/exec/external.cpp", '#include "harness/base/records.h"\n')
         if violations(root):
             print("self-test: a clean tree was reported as violating:", violations(root))
             return 1
@@ -185,6 +226,7 @@ def self_test():
             "harness/compare/bad.cpp": '#include "harness/store/sqlite.h"\n',  # a backend past the interface
             "harness/run/sideways.cpp": '#include "harness/ingest/import_log.h"\n',  # a peer of the work layer
             "reports/computes.cpp": '#include "harness/compare/runs.h"\n',  # a report loading runs
+            "harness/run/train/up.cpp": '#include "harness/run/exec/external.cpp"\n',  # a room including one above
         }
         for rel, text in planted.items():
             write(rel, text)
@@ -200,14 +242,16 @@ def self_test():
                     ("harness/compare/bad.cpp", "store interface"), ("harness/run/sideways.cpp", "sideways"),
                     ("reports/computes.cpp", "only their value headers"),
                     ("reports/nightly_report.h", "reaches the store through"),
-                    ("harness/run/transitive.cpp", "reaches a store backend")]
+                    ("harness/run/transitive.cpp", "reaches a store backend"),
+                    ("harness/run/train/up.cpp", "a room above it"), ("harness/run/bad.cpp", "not in one of its rooms")]
         missing = [(f, what) for f, what in expected if not any(v.startswith(f) and what in v for v in got)]
         if missing:
             print("self-test: planted violations not caught:", missing, "\ngot:", got)
             return 1
         print("self-test: the check catches a lower layer including a higher one, reports/ outside cli/, a report "
               "including the store or a loading header, the statistics kernel including the catalogue, a backend "
-              "past the interface, a sideways edge between peers, and the store or a backend reached transitively:")
+              "past the interface, a sideways edge between peers, the store or a backend reached transitively, a room "
+              "including a room above it and a file outside the rooms:")
         for v in got:
             print("  " + v)
     return 0

@@ -54,8 +54,6 @@ std::string tested_text(const NightlyAnalysis& r) {
                      r.segments_tested, r.candidates_tested, r.alpha, r.alpha_per_segment, r.min_nights);
 }
 
-}  // namespace
-
 std::string nightly_html(const NightlyAnalysis& r) {
   std::string body;
   if (!r.alerts.empty()) {  // what needs a person, first (docs/alerts.md)
@@ -151,7 +149,10 @@ std::string nightly_html(const NightlyAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string nightly_markdown(const NightlyAnalysis& r) {
+}  // namespace
+
+std::string NightlyReport::markdown() const {
+  const NightlyAnalysis& r = a_;
   std::string out = fmt::format(
       "## twinbench nightly: last {} days, {} change point{} ({} open regression{}, {} new tonight), {} stopped\n\n"
       "{}.\n\n",
@@ -186,7 +187,8 @@ std::string nightly_markdown(const NightlyAnalysis& r) {
   return out;
 }
 
-std::string nightly_json(const NightlyAnalysis& r) {
+std::string NightlyReport::json() const {
+  const NightlyAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nightly";
   j["days"] = r.days;
@@ -251,12 +253,6 @@ std::string nightly_json(const NightlyAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NightlyReport::markdown() const { return nightly_markdown(a_); }
-std::string NightlyReport::json() const { return nightly_json(a_); }
 std::vector<HtmlPage> NightlyReport::pages() const { return {{"nightly.html", nightly_html(a_)}}; }
 
 }  // namespace twinbench::reports

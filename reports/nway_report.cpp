@@ -73,7 +73,7 @@ std::string metrics_table(const compare::NwayCase& c) {
   std::vector<std::string> parity = {"Loss parity", "-"};
   for (const auto& x : c.against)
     parity.push_back(x.parity ? fmt::format("{}<br><small>max rel {:.3g}<br>tol {:.1g}</small>",
-                                            html::badge(x.parity->within ? "no change" : "regressed"),
+                                            html::badge(compare::to_string(x.parity_verdict)),
                                             x.parity->max_rel, x.parity->tolerance)
                               : "-");
   rows.push_back(std::move(parity));
@@ -126,8 +126,6 @@ std::string summary_grid(const NwayAnalysis& r) {
   return html::table(head, rows, "summary");
 }
 
-}  // namespace
-
 std::string nway_html(const NwayAnalysis& r) {
   std::string body = html::section("summary", "Every implementation against " + r.reference, summary_grid(r));
   for (const auto& c : r.cases) {
@@ -152,7 +150,10 @@ std::string nway_html(const NwayAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string nway_markdown(const NwayAnalysis& r) {
+}  // namespace
+
+std::string NwayReport::markdown() const {
+  const NwayAnalysis& r = a_;
   std::string out = fmt::format("## twinbench N-way report: every implementation against {}\n\nGroup `{}`.\n\n",
                                 r.reference, r.group_id);
   out += "| Case |";
@@ -190,13 +191,14 @@ std::string nway_markdown(const NwayAnalysis& r) {
     }
     out += "| Loss parity (max rel) | - |";
     for (const auto& x : c.against)
-      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, x.parity->within ? "ok" : "**DIFFERS**") : " - |";
+      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, parity_word(x.parity_verdict)) : " - |";
     out += "\n";
   }
   return out;
 }
 
-std::string nway_json(const NwayAnalysis& r) {
+std::string NwayReport::json() const {
+  const NwayAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nway";
   j["group_id"] = r.group_id;
@@ -213,12 +215,6 @@ std::string nway_json(const NwayAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NwayReport::markdown() const { return nway_markdown(a_); }
-std::string NwayReport::json() const { return nway_json(a_); }
 std::vector<HtmlPage> NwayReport::pages() const { return {{"nway.html", nway_html(a_)}}; }
 
 }  // namespace twinbench::reports

@@ -155,6 +155,8 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
   return out;
 }
 
+namespace {
+
 std::string pair_case_html(const PairAnalysis& report, size_t index) {
   const Comparison& c = report.cases.at(index);
   std::string nav;
@@ -192,7 +194,7 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
     body += html::section(
         "parity", "Loss parity",
         fmt::format("<p>{} max |Δloss| = {:.3g}, max relative = {:.3g} at step {} over {} steps (tolerance {:.1g}).</p>",
-                    html::badge(p.within ? "no change" : "regressed"), p.max_abs, p.max_rel, p.step_of_max, p.compared,
+                    html::badge(compare::to_string(c.parity_verdict)), p.max_abs, p.max_rel, p.step_of_max, p.compared,
                     p.tolerance));
   }
   if (measured || (c.runs_a.size() && c.runs_b.size()))
@@ -212,6 +214,8 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
   return html::render_page(page);
 }
 
+}  // namespace
+
 std::string comparison_markdown(const Comparison& c) {
   std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
                                 c.label_a, c.label_b, 100 * c.confidence);
@@ -222,7 +226,12 @@ std::string comparison_markdown(const Comparison& c) {
   return out;
 }
 
-std::string pair_markdown(const PairAnalysis& r) {
+std::string parity_word(compare::Verdict parity) {
+  return parity == compare::Verdict::kNoChange ? "ok" : "**DIFFERS**";
+}
+
+std::string PairReport::markdown() const {
+  const PairAnalysis& r = a_;
   std::string out = fmt::format("## twinbench pair report: {} vs {}\n\nGroup `{}`.\n\n", r.variant_a, r.variant_b,
                                 r.group_id);
   out += "| Case | Status | Pairs | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---:|---|---:|---|\n";
@@ -230,9 +239,8 @@ std::string pair_markdown(const PairAnalysis& r) {
     std::string step = "-";
     for (const auto& m : c.metrics)
       if (m.spec.name == "step_time_mean_s") step = format_diff(m) + " " + compare::to_string(m.verdict);
-    const std::string parity = c.parity ? (c.parity->within ? fmt::format("ok ({:.2g})", c.parity->max_rel)
-                                                            : fmt::format("**DIFFERS** ({:.2g})", c.parity->max_rel))
-                                        : "-";
+    const std::string parity =
+        c.parity ? fmt::format("{} ({:.2g})", parity_word(c.parity_verdict), c.parity->max_rel) : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, c.pairs, compare::to_string(c.worst),
@@ -246,7 +254,8 @@ std::string pair_markdown(const PairAnalysis& r) {
   return out;
 }
 
-std::string pair_json(const PairAnalysis& r) {
+std::string PairReport::json() const {
+  const PairAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "pair";
   j["group_id"] = r.group_id;
@@ -264,12 +273,6 @@ std::string pair_json(const PairAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string PairReport::markdown() const { return pair_markdown(a_); }
-std::string PairReport::json() const { return pair_json(a_); }
 
 std::vector<HtmlPage> PairReport::pages() const {
   std::vector<HtmlPage> out;

@@ -3,7 +3,7 @@
 // `[external.NAME]` section, or built in (`eager`, `compiled`, `eager-debian`,
 // `linen`, `nnx`: variants/eager/train.py and variants/flax_decoder/train.py,
 // declared in variants/external_builtins.cpp beside the C++ implementations).
-// Plain data; the executor that runs it is harness/run/external.cpp.
+// Plain data; the executor that runs it is harness/run/exec/external.cpp.
 #pragma once
 
 #include <cstdint>

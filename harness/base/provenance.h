@@ -14,12 +14,12 @@ struct Provenance {
   int threads = 1;
   int world_size = 1;
   std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
-  // The process environment the kernels ran in (harness/process_env.h); "" = unset.
+  // The process environment the kernels ran in (harness/base/process_env.h); "" = unset.
   std::string omp_wait_policy, openblas_coretype;
   bool malloc_keeps_freed = false;  // base/process_env.h
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
-  // The host guard (harness/run/host_guard.h): the cores this process could use,
+  // The host guard (harness/run/exec/host_guard.h): the cores this process could use,
   // and whether the run's processes x threads exceeded them (--oversubscribe).
   // Comparisons never judge the timings of an oversubscribed run.
   int host_cores = 0;

@@ -1,4 +1,4 @@
-// `twinbench ab`: a local A/B of two builds on one case (harness/ab/): interleaved
+// `twinbench ab`: a local A/B of two builds on one case (harness/cli/ab/): interleaved
 // rounds, both sides stored under one group id, per-metric medians, the paired
 // B/A ratio with its interval and a verdict (docs/cli.md).
 #include <fmt/format.h>
@@ -67,9 +67,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
       } else {
         std::cout << ab::format_table(result);
       }
-      const bool regressed =
-          result.worst == compare::Verdict::kRegressed || result.worst == compare::Verdict::kNewFailure;
-      exit_code = o->fail_on_regression && regressed ? kExitFailure : kExitOk;
+      exit_code = o->fail_on_regression && compare::is_bad(result.worst) ? kExitFailure : kExitOk;
     } catch (const ab::AbError& e) {
       std::cerr << "twinbench ab: error: " << e.what() << "\n";
       switch (e.kind()) {

@@ -12,7 +12,7 @@
 #include "harness/base/process_env.h"
 #include "harness/store/store.h"
 #include "harness/base/threads.h"
-#include "harness/run/token_shard.h"
+#include "harness/run/train/token_shard.h"
 #include "models/device/runtime.h"
 #include "models/weights/safetensors.h"
 #include "models/torch_compat.h"

@@ -106,7 +106,7 @@ BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref
     return worst_change(x) > worst_change(y);
   });
   for (const auto& c : r.comparisons) {
-    if (c.worst == Verdict::kRegressed || c.worst == Verdict::kNewFailure) ++r.regressions;
+    if (is_bad(c.worst)) ++r.regressions;
     if (!o.paired) r.drift.push_back(host_drift(c.runs_a, c.runs_b).text);
   }
   r.profiles = std::move(profiles);

@@ -91,7 +91,7 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
     if (spec.judge == metrics::Judge::kTime)
       times[spec.name] = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
   for (const auto& spec : specs) {
-    // A metric only some runs have (MaxView's figures of imported logs): a row only when a side has it.
+    // A metric only some runs have (tools' own figures of imported logs): a row only when a side has it.
     if (spec.shown(metrics::kWhenPresent) && !side_of(c.runs_a, spec).value && !side_of(c.runs_b, spec).value)
       continue;
     MetricComparison m;
@@ -143,9 +143,11 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
     c.metrics.push_back(std::move(m));
   }
   if (o.parity && !c.runs_a.empty() && !c.runs_b.empty() && !c.runs_a.front()->steps.empty() &&
-      !c.runs_b.front()->steps.empty())
+      !c.runs_b.front()->steps.empty()) {
     c.parity = stats::loss_parity(c.runs_a.front()->losses(), c.runs_b.front()->losses(),
                                   tolerance_of(*c.runs_a.front()));
+    c.parity_verdict = c.parity->within ? Verdict::kNoChange : Verdict::kRegressed;
+  }
   return c;
 }
 

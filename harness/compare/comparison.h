@@ -26,6 +26,8 @@ struct Comparison {
   std::string reason_a, reason_b;              // why skipped/failed, when it is
   std::vector<MetricComparison> metrics;  // spec order
   std::optional<stats::LossParity> parity;       // loss curves, first repeat of each side
+  // The curves' verdict, with `parity`: no change within its tolerance, regressed beyond.
+  Verdict parity_verdict = Verdict::kNotJudged;
   // Each side's hardware (base/hardware.h), "; "-joined when its runs had several;
   // times and rates of different hardware are never judged (not comparable).
   std::string hardware_a, hardware_b;

@@ -297,7 +297,7 @@ std::optional<MemoryWhy> explain_memory(const SideProfiles& A, const SideProfile
 std::string trigger_of(const Comparison& c) {
   std::string out;
   for (const auto& m : c.metrics) {
-    const bool decisive = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved;
+    const bool decisive = is_decisive(m.verdict);
     if (!decisive) continue;
     if (m.spec.name == "step_time_median_s")
       out += (out.empty() ? "" : "; ") + fmt::format("step time {} {}", to_string(m.verdict), m.change);
@@ -313,7 +313,7 @@ std::string trigger_of(const Comparison& c) {
 bool wants_why(const Comparison& c) {
   for (const auto& m : c.metrics)
     if ((m.spec.name == "step_time_median_s" || m.spec.name == "peak_memory_bytes") &&
-        (m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved))
+        is_decisive(m.verdict))
       return true;
   return false;
 }
@@ -326,7 +326,7 @@ Explanation explain(const Comparison& timed, std::vector<const RunView*> profile
   e.label_b = timed.label_b;
   e.trigger = trigger_of(timed);
   for (const auto& m : timed.metrics) {
-    const bool decisive = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved;
+    const bool decisive = is_decisive(m.verdict);
     if (decisive && m.spec.name == "step_time_median_s") e.time_decided = true;
     if (decisive && m.spec.name == "peak_memory_bytes") e.memory_decided = true;
   }

@@ -25,9 +25,14 @@ PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id
   for (const auto& name : names)
     analysis.cases.push_back(
         compare_runs(name, a, b, select(analysis.runs, name, a), select(analysis.runs, name, b), o));
-  analysis.profiles = std::move(profiles);
-  analysis.why = explain_all(analysis.cases, analysis.profiles, options.family.confidence);
+  analysis.family_confidence = options.family.confidence;
+  explain_pair(analysis, std::move(profiles));
   return analysis;
+}
+
+void explain_pair(PairAnalysis& analysis, std::vector<RunView> profiles) {
+  analysis.profiles = std::move(profiles);
+  analysis.why = explain_all(analysis.cases, analysis.profiles, analysis.family_confidence);
 }
 
 }  // namespace twinbench::compare

@@ -14,7 +14,7 @@
 #include "harness/base/interrupt.h"
 #include "harness/compare/family.h"
 #include "harness/metrics/catalogue.h"
-#include "harness/run/runner.h"
+#include "harness/run/exec/runner.h"
 #include "harness/stats/interval.h"
 #include "harness/stats/sequential.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "harness/base/config.h"
-#include "harness/run/executor.h"
+#include "harness/run/exec/executor.h"
 
 namespace twinbench {
 

@@ -10,6 +10,7 @@
 
 #include "harness/base/hardware.h"
 #include "harness/compare/comparison.h"
+#include "harness/compare/run_tables.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/catalogue.h"
 
@@ -172,24 +173,6 @@ TEST(Names, VerdictNames) {
   EXPECT_EQ(to_string(Verdict::kNewFailure), "new failure");
 }
 
-TEST(Sort, WorstFirst) {
-  auto make = [](Verdict v, double rel) {
-    MetricComparison m;
-    m.verdict = v;
-    m.rel_diff = rel;
-    return m;
-  };
-  std::vector<MetricComparison> cs = {make(Verdict::kImproved, 0.1), make(Verdict::kRegressed, 0.05),
-                                      make(Verdict::kInconclusive, 0), make(Verdict::kRegressed, -0.2),
-                                      make(Verdict::kNewFailure, 0), make(Verdict::kMissing, 0)};
-  sort_worst_first(cs);
-  EXPECT_EQ(cs[0].verdict, Verdict::kNewFailure);
-  EXPECT_EQ(cs[1].verdict, Verdict::kRegressed);
-  EXPECT_DOUBLE_EQ(*cs[1].rel_diff, -0.2);  // the larger regression first
-  EXPECT_EQ(cs[3].verdict, Verdict::kInconclusive);
-  EXPECT_EQ(cs.back().verdict, Verdict::kMissing);
-}
-
 // Runs as the store gives them, for compare_runs.
 RunView view(int repeat, double step_time, bool oversubscribed = false) {
   RunView v;
@@ -292,6 +275,64 @@ TEST(CompareRuns, DifferentHardwareFingerprintsAreNotComparableForTimesAndRates)
   const Comparison together = compare_runs("c", "main", "feat", pa, ps, o);
   EXPECT_TRUE(together.same_hardware);
   EXPECT_EQ(together.worst, Verdict::kRegressed);
+}
+
+// The loss curves' parity reaches the reports as a verdict: no change within
+// the tolerance, regressed beyond it.
+TEST(CompareRuns, LossParityIsAVerdict) {
+  const auto curve = [](int repeat, double shift) {
+    RunView v = view(repeat, 0.1);
+    for (int s = 0; s < 5; ++s) {
+      StepRecord step;
+      step.step = s;
+      step.loss = 3.0 - 0.1 * s + shift * s;
+      v.steps.push_back(step);
+    }
+    return v;
+  };
+  const RunView a = curve(0, 0), same = curve(0, 0), off = curve(0, 0.01);
+  CompareOptions o;
+  const Comparison held = compare_runs("c", "a", "b", {&a}, {&same}, o);
+  const Comparison broke = compare_runs("c", "a", "b", {&a}, {&off}, o);
+  ASSERT_TRUE(held.parity && broke.parity);
+  EXPECT_EQ(held.parity_verdict, Verdict::kNoChange);
+  EXPECT_EQ(broke.parity_verdict, Verdict::kRegressed);
+  o.parity = false;
+  EXPECT_EQ(compare_runs("c", "a", "b", {&a}, {&off}, o).parity_verdict, Verdict::kNotJudged);
+}
+
+// The console analysis after `run`/`matrix` is made once: it names the cases
+// whose step time decided (what the why's profiled pairs explain), and takes
+// their explanation afterwards, without analysing the runs again.
+TEST(RunTables, NameTheCasesToExplainAndTakeTheirWhyAfter) {
+  std::vector<RunView> runs;
+  for (const char* name : {"same", "slower"})
+    for (int i = 0; i < 6; ++i)
+      for (const char* variant : {"functional", "module"}) {
+        const bool slow = std::string(name) == "slower" && std::string(variant) == "module";
+        RunView v = view(i, (slow ? 0.150 : 0.100) * (1 + 0.005 * std::sin(i + (variant[0] == 'm'))));
+        v.run.case_name = name;
+        v.run.variant = variant;
+        v.run.group_id = "g";
+        runs.push_back(std::move(v));
+      }
+  RunTables t = analyze_run_tables(runs, {"functional", "module"}, CompareOptions{});
+  ASSERT_EQ(t.tables.size(), 2u);
+  ASSERT_TRUE(t.pair);
+  EXPECT_EQ(cases_to_explain(t, false), std::vector<std::string>{"slower"});
+  EXPECT_EQ(cases_to_explain(t, true), (std::vector<std::string>{"same", "slower"}));
+  const RunTable& slower = t.tables[1];
+  ASSERT_EQ(slower.case_name, "slower");
+  ASSERT_TRUE(slower.why);  // a decisive verdict asks for a why: none profiled yet
+  EXPECT_NE(slower.why->note.find("no profiled run"), std::string::npos) << slower.why->note;
+  EXPECT_FALSE(t.tables[0].why);
+  explain_run_tables(t, {});
+  EXPECT_TRUE(t.tables[1].why);
+  EXPECT_FALSE(t.tables[0].why);
+  // Three implementations: the N-way verdicts, no pair, nothing to explain.
+  const RunTables three = analyze_run_tables(runs, {"functional", "module", "eager"}, CompareOptions{});
+  EXPECT_FALSE(three.pair);
+  EXPECT_TRUE(cases_to_explain(three, true).empty());
 }
 
 }  // namespace

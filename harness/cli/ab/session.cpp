@@ -164,29 +164,33 @@ std::string commit_of(const compare::RunView& v) {
   return v.run.git_commit.substr(0, 12) + (dirty ? "-dirty" : "");
 }
 
-}  // namespace
-
-AbResult run_ab(const AbOptions& o, std::ostream& log) {
-  // Everything that can be checked without running anything, first.
+// Everything about a session that can be checked without running anything;
+// the verdict specs with the session's thresholds (an unknown metric is a
+// std::invalid_argument).
+std::vector<metrics::Metric> checked_specs(const AbOptions& o) {
   if (!(o.alpha > 0 && o.alpha < 0.5)) throw std::invalid_argument(fmt::format("--alpha {} must be in (0, 0.5)", o.alpha));
   if (o.rounds == 1)
     throw AbError(Stop::kBadInput, "--rounds 1 is too few: one pair of runs cannot show its own noise (at least 2)");
   if (o.rounds == 0 && o.max_rounds < 3)
     throw AbError(Stop::kBadInput, fmt::format("--max-rounds {} is too few: a sequential session needs at least 3", o.max_rounds));
   if (!(o.budget_s > 0)) throw std::invalid_argument(fmt::format("--budget {} must be positive", o.budget_s));
-  const auto specs = metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);  // unknown metric: std::invalid_argument
+  auto specs = metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);
   if (o.case_name.empty() == o.preset.empty())
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
   if (o.label_a == o.label_b)
     throw std::invalid_argument(fmt::format("--label-a and --label-b are both '{}': the sides must differ", o.label_a));
-  const metrics::Metric* step_time = nullptr;  // the looks' metric
-  for (const auto& m : specs)
-    if (m.name == o.look_metric) step_time = &m;
-  if (step_time == nullptr || step_time->judge != metrics::Judge::kTime)
-    throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
-  const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
+  return specs;
+}
 
-  const Workload w = ab_workload(o);
+// The timing metric the sequential looks judge, among `specs`.
+const metrics::Metric* look_metric_of(const std::vector<metrics::Metric>& specs, const AbOptions& o) {
+  for (const auto& m : specs)
+    if (m.name == o.look_metric && m.judge == metrics::Judge::kTime) return &m;
+  throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
+}
+
+// The session's builds, probed: each must run the workload before any round starts.
+AbResult probed_builds(const AbOptions& o, const Workload& w, const TempDir& scratch, std::ostream& log) {
   AbResult res;
   res.a = resolve_build("A", "--a", o.a);
   res.b = resolve_build("B", "--b", o.b);
@@ -196,18 +200,76 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   res.alpha = o.alpha;
   res.duet = o.duet;
   res.db = o.db;
-
-  std::optional<TempDir> scratch_dir;
-  try {
-    scratch_dir.emplace("twinbench-ab");  // the children's stores and output
-  } catch (const std::runtime_error& e) {
-    throw AbError(Stop::kFailure, e.what());
-  }
-  TempDir& scratch = *scratch_dir;
   for (const Build* b : {&res.a, &res.b}) {
     log << fmt::format("ab: probing build {}: {}\n", b->side, b->binary);
     probe_build(*b, w, scratch.path().string());
   }
+  return res;
+}
+
+// The children's stores and output.
+TempDir scratch_dir() {
+  try {
+    return TempDir("twinbench-ab");
+  } catch (const std::runtime_error& e) {
+    throw AbError(Stop::kFailure, e.what());
+  }
+}
+
+// The session compared from the store, as the reports read it (the session's
+// analysis, harness/compare), and its why: profiled rounds after a decisive
+// session (or always), then the analysis again with them; a why that cannot
+// be made is a note, not a failure.
+void compare_session(AbResult& res, const AbOptions& o, const compare::Family& family, const Workload& w,
+                     std::mt19937_64& order, TempDir& scratch, std::ostream& log) {
+  const store::Store db(o.db);
+  store::RunFilter filter;
+  filter.group_id = res.group_id;
+  std::vector<std::pair<std::string, std::string>> rounds;
+  for (const Round& r : res.rounds) rounds.emplace_back(r.run_a, r.run_b);
+  compare::SessionAnalysis analysis;
+  try {
+    analysis = compare::analyze_session(compare::load_runs(db, filter), rounds, o.label_a, o.label_b, o.thresholds,
+                                        family);
+  } catch (const std::invalid_argument& e) {
+    throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
+  }
+  std::string why_note;
+  if (o.why_runs > 0 && (o.why_always || compare::wants_why(analysis.comparison))) {
+    log << fmt::format("ab: why: {} profiled round{} of each build, stored apart from the timed rounds\n", o.why_runs,
+                       o.why_runs == 1 ? "" : "s");
+    try {
+      why_note = run_profiled_rounds(res.a, res.b, w, o, res.group_id, o.why_runs, order, scratch, log);
+    } catch (const AbError& e) {
+      merge_sides(scratch, o.db);
+      throw AbError(e.kind(), fmt::format("{} (the timed rounds are stored in {} under group {})", e.what(), o.db,
+                                          res.group_id));
+    }
+    merge_sides(scratch, o.db);
+    auto runs = compare::load_runs(db, filter);
+    auto profiles = compare::load_profile_runs(db, runs);
+    analysis = compare::analyze_session(std::move(runs), rounds, o.label_a, o.label_b, o.thresholds, family,
+                                        std::move(profiles));
+  }
+  res.case_label = analysis.comparison.case_name;
+  res.commit_a = commit_of(*analysis.comparison.runs_a.front());
+  res.commit_b = commit_of(*analysis.comparison.runs_b.front());
+  res.metrics = std::move(analysis.metrics);
+  res.worst = analysis.comparison.worst;
+  res.profiles = std::move(analysis.profiles);  // the explanation points into these
+  res.why = std::move(analysis.why);
+  if (res.why && !why_note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + why_note;
+}
+
+}  // namespace
+
+AbResult run_ab(const AbOptions& o, std::ostream& log) {
+  const auto specs = checked_specs(o);
+  const metrics::Metric* step_time = look_metric_of(specs, o);  // the looks' metric
+  const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
+  const Workload w = ab_workload(o);
+  TempDir scratch = scratch_dir();
+  AbResult res = probed_builds(o, w, scratch, log);
 
   install_interrupt_handlers();
   res.group_id = o.group_id.empty() ? store::new_uuid() : o.group_id;
@@ -296,47 +358,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   }
   merge();
   res.seconds = elapsed();
-
-  // Compare from the store, as the reports read it: the session's analysis (harness/compare).
-  const store::Store db(o.db);
-  store::RunFilter filter;
-  filter.group_id = res.group_id;
-  std::vector<std::pair<std::string, std::string>> rounds;
-  for (const Round& r : res.rounds) rounds.emplace_back(r.run_a, r.run_b);
-  compare::SessionAnalysis analysis;
-  try {
-    analysis = compare::analyze_session(compare::load_runs(db, filter), rounds, o.label_a, o.label_b, o.thresholds,
-                                        family);
-  } catch (const std::invalid_argument& e) {
-    throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
-  }
-  // The why: profiled rounds after a decisive session (or always), then the
-  // analysis again with them; a why that cannot be made is a note, not a failure.
-  std::string why_note;
-  if (o.why_runs > 0 && (o.why_always || compare::wants_why(analysis.comparison))) {
-    log << fmt::format("ab: why: {} profiled round{} of each build, stored apart from the timed rounds\n", o.why_runs,
-                       o.why_runs == 1 ? "" : "s");
-    try {
-      why_note = run_profiled_rounds(res.a, res.b, w, o, res.group_id, o.why_runs, order, scratch, log);
-    } catch (const AbError& e) {
-      merge();
-      throw AbError(e.kind(), fmt::format("{} (the timed rounds are stored in {} under group {})", e.what(), o.db,
-                                          res.group_id));
-    }
-    merge();
-    auto runs = compare::load_runs(db, filter);
-    auto profiles = compare::load_profile_runs(db, runs);
-    analysis = compare::analyze_session(std::move(runs), rounds, o.label_a, o.label_b, o.thresholds, family,
-                                        std::move(profiles));
-  }
-  res.case_label = analysis.comparison.case_name;
-  res.commit_a = commit_of(*analysis.comparison.runs_a.front());
-  res.commit_b = commit_of(*analysis.comparison.runs_b.front());
-  res.metrics = std::move(analysis.metrics);
-  res.worst = analysis.comparison.worst;
-  res.profiles = std::move(analysis.profiles);  // the explanation points into these
-  res.why = std::move(analysis.why);
-  if (res.why && !why_note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + why_note;
+  compare_session(res, o, family, w, order, scratch, log);
   return res;
 }
 
