@@ -113,7 +113,7 @@ std::string pr_comment(const compare::BranchAnalysis& a, const PrVerdict& v, con
 }
 
 std::string check_text(const compare::BranchAnalysis& a) {
-  std::string text = branch_markdown(a);
+  std::string text = BranchReport(a).markdown();
   constexpr size_t kLimit = 65535 - 100;
   if (text.size() <= kLimit) return text;
   size_t cut = kLimit;
