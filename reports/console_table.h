@@ -17,7 +17,7 @@ namespace twinbench::reports {
 // adaptive matrix: "6 interleaved pairs, decisive after 6 pairs").
 std::string run_tables_text(const compare::RunTables& tables, const std::map<std::string, std::string>& notes = {});
 
-// One case of an adaptive matrix (run/adaptive.h), for the summary under the tables.
+// One case of an adaptive matrix (run/exec/adaptive.h), for the summary under the tables.
 struct PairsRow {
   std::string case_name;
   size_t pairs = 0;

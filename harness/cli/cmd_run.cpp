@@ -19,7 +19,7 @@
 #include "harness/run/dist/world.h"
 #include "harness/run/batches.h"
 #include "harness/run/host_guard.h"
-#include "harness/run/adaptive.h"
+#include "harness/run/exec/adaptive.h"
 #include "harness/run/matrix_shard.h"
 #include "harness/run/runner.h"
 #include "harness/run/why_runs.h"
@@ -56,7 +56,7 @@ struct ExecOpts {
   bool oversubscribe = false;  // run even when processes x threads exceed the cores (host_guard.h)
   std::string reference;       // the table's first column, the others' reference ("" = the first variant)
   std::string device = "auto";  // --device (harness/run/device_choice.h)
-  // --adaptive (run/adaptive.h): interleaved pairs per case until the step-time
+  // --adaptive (run/exec/adaptive.h): interleaved pairs per case until the step-time
   // verdicts decide, the budget is spent or --max-pairs is reached.
   bool adaptive = false;
   AdaptiveOptions adaptive_options;

@@ -1,5 +1,5 @@
 // The adaptive matrix (see adaptive.h).
-#include "harness/run/adaptive.h"
+#include "harness/run/exec/adaptive.h"
 
 #include <fmt/format.h>
 
