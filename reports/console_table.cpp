@@ -103,15 +103,15 @@ std::string run_tables_text(const compare::RunTables& tables, const std::map<std
   return out;
 }
 
-std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence) {
+std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, const std::string& levels) {
   size_t looked = 0, decisive = 0;
   for (const auto& r : rows) {
     if (r.verdict.empty()) continue;
     ++looked;
     if (r.verdict != "inconclusive") ++decisive;
   }
-  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({:.4g}% intervals)\n",
-                                decisive, looked, seconds, 100 * confidence);
+  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({})\n",
+                                decisive, looked, seconds, levels);
   size_t width = 4;
   for (const auto& r : rows) width = std::max(width, r.case_name.size());
   out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",

@@ -28,7 +28,8 @@ struct PairsRow {
 };
 
 // "adaptive matrix: 6 of 7 cases decisive on step time ..." and a line per case:
-// pairs, step-time verdict and change, why it stopped, seconds.
-std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence);
+// pairs, step-time verdict and change, why it stopped, seconds; `levels` says
+// how the looks were judged.
+std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, const std::string& levels);
 
 }  // namespace twinbench::reports

@@ -5,17 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <numeric>
 #include <ostream>
 #include <random>
 #include <stdexcept>
 
 #include "harness/base/interrupt.h"
+#include "harness/compare/adaptive_matrix.h"
 #include "harness/compare/family.h"
-#include "harness/metrics/catalogue.h"
+#include "harness/compare/sequential.h"
 #include "harness/run/runner.h"
-#include "harness/stats/interval.h"
 #include "harness/stats/sequential.h"
 
 namespace twinbench {
@@ -26,15 +25,20 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The case's step-time threshold: its [thresholds] on top of the catalogue's.
-double step_time_threshold(const RunConfig& config) {
-  for (const auto& m : metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), config.thresholds))
-    if (m.name == "step_time_median_s") return std::min(m.rel_threshold, 0.999999);
-  return stats::kDefaultThreshold;
-}
-
 double median_step_time(const RunOutcome& r) {
   return r.metrics && r.metrics->step_time.count > 0 ? r.metrics->step_time.median : stats::kNaN;
+}
+
+// The worst of a case's last looks, as the summary shows it: inconclusive, then
+// regressed, improved, no change.
+const compare::Look* worst_look(const std::vector<compare::Look>& looks) {
+  const auto rank = [](stats::Outcome o) {
+    return o == stats::Outcome::kInconclusive ? 3 : o == stats::Outcome::kRegressed ? 2 : o == stats::Outcome::kImproved ? 1 : 0;
+  };
+  const compare::Look* worst = nullptr;
+  for (const auto& l : looks)
+    if (!worst || rank(l.outcome) > rank(worst->outcome)) worst = &l;
+  return worst;
 }
 
 }  // namespace
@@ -50,104 +54,108 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
   AdaptiveResult res;
   const stats::SequentialPlan plan = stats::default_plan(a.max_pairs);
   res.looks = plan.looks.size();
-  // One family: every case of every implementation against the reference, at every look.
-  res.confidence = compare::family_of(1 - a.alpha, configs.size() * (variants.size() - 1), res.looks)
-                       .per_test_confidence();
-  options.sequential_looks = static_cast<int>(res.looks);
+  for (const size_t n : plan.looks) options.sequential_plan.push_back(static_cast<int>(n));
+  std::vector<compare::MatrixCase> cases;
+  for (const auto& config : configs)
+    cases.push_back({case_label(config), compare::look_metric(compare::kPrimaryTest, config.thresholds), variants.size() - 1});
+  compare::AdaptiveMatrix matrix(cases, plan, a.alpha);
+  const size_t tests = configs.size() * (variants.size() - 1);
+  res.levels = fmt::format("each step time at its look's level: Holm over {} tests at alpha {:g}, {}", tests, a.alpha,
+                           compare::LookSchedule::spending(plan).describe());
   std::mt19937_64 order(a.seed != 0 ? a.seed : static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
   const auto start = Clock::now();
+  const auto seconds_left = [&] { return a.budget_s - seconds_since(start); };
 
-  for (size_t ci = 0; ci < configs.size(); ++ci) {
-    const RunConfig& config = configs[ci];
-    // What is left of the budget, shared by the cases not yet run: a case that
-    // decides early (or is skipped) leaves its time to the ones after it.
-    const double share = std::max(1e-3, (a.budget_s - seconds_since(start)) / static_cast<double>(configs.size() - ci));
-    stats::Sequential looks(plan, share, /*min_pairs=*/2);
-    const double threshold = step_time_threshold(config);
-    CasePairs progress;
-    progress.case_name = case_label(config);
-    std::vector<std::vector<stats::RunPair>> pairs(variants.size());  // per implementation vs the reference
-    const auto case_start = Clock::now();
+  // One round of case c: every implementation once, in a random order (A B or
+  // B A: drift cannot favour one side). False when the case stopped.
+  const auto run_round = [&](size_t c) {
+    const RunConfig& config = configs[c];
+    const size_t p = matrix.state(c).rounds;
     std::vector<size_t> round(variants.size());
     std::iota(round.begin(), round.end(), 0);
-    for (size_t p = 0; p < looks.max_pairs(); ++p) {
-      std::shuffle(round.begin(), round.end(), order);  // A B or B A at random: drift cannot favour one side
-      std::vector<double> times(variants.size(), stats::kNaN);
-      std::string not_completed;
-      for (const size_t v : round) {
-        if (stop_requested()) break;
-        res.outcomes.push_back(run_one(config, variants[v], static_cast<int>(p), options));
-        const RunOutcome& r = res.outcomes.back();
-        times[v] = median_step_time(r);
-        if (r.status != RunStatus::completed && not_completed.empty())
-          not_completed = fmt::format("{} {}{}", variants[v], to_string(r.status), r.reason.empty() ? "" : ": " + r.reason);
-      }
-      if (stop_requested()) {
-        progress.stopped_because = "interrupted";
-        break;
-      }
-      progress.pairs = p + 1;
-      if (!not_completed.empty()) {
-        progress.stopped_because = not_completed;
-        break;
-      }
-      for (size_t v = 0; v < variants.size(); ++v)
-        if (v != a.reference) pairs[v].push_back({times[a.reference], times[v]});
-      if (!looks.look_now(p + 1, seconds_since(case_start))) continue;
-      // The case is decisive when every implementation's step-time verdict is.
-      bool all_decisive = true;
-      // Futile when every undecided implementation is (stats::futile): its time
-      // then goes to the cases left.
-      bool futile = true;
-      size_t futile_need = 0;
-      std::string worst_verdict, worst_change;
-      int worst = -1;
-      for (size_t v = 0; v < variants.size(); ++v) {
-        if (v == a.reference) continue;
-        const auto e = stats::estimate_paired(pairs[v], res.confidence);
-        const auto outcome = stats::decide(e, threshold, /*higher_is_better=*/false);
-        all_decisive = all_decisive && stats::should_stop(outcome);
-        if (!stats::should_stop(outcome)) {
-          futile = futile && stats::futile(e, threshold, looks.max_pairs());
-          const auto need = stats::runs_to_decide(e, threshold);
-          futile_need = std::max(futile_need, need ? *need : std::numeric_limits<size_t>::max());
-        }
-        const int rank = outcome == stats::Outcome::kInconclusive ? 3 : outcome == stats::Outcome::kRegressed ? 2
-                         : outcome == stats::Outcome::kImproved    ? 1 : 0;
-        if (rank > worst) {
-          worst = rank;
-          worst_verdict = stats::to_string(outcome);
-          worst_change = stats::format_change(e);
-        }
-        log << fmt::format("matrix: {} look {}/{} after {} pairs: {} vs {} step time {} -> {}\n", progress.case_name,
-                           looks.looks_taken() + 1, looks.planned_looks(), p + 1, variants[v], variants[a.reference],
-                           stats::format_change(e), stats::to_string(outcome));
-      }
-      progress.verdict = worst_verdict;
-      progress.change = worst_change;
-      progress.decisive = all_decisive;
-      const auto stop = looks.after_look(all_decisive ? stats::Outcome::kNoChange : stats::Outcome::kInconclusive);
-      if (stop == stats::Sequential::Stop::kGoOn && !all_decisive && futile) {
-        progress.stopped_because =
-            futile_need == std::numeric_limits<size_t>::max()
-                ? fmt::format("futile after {} pairs: the change sits on the threshold, no number of pairs decides it", p + 1)
-                : futile_need > 1000
-                ? fmt::format("futile after {} pairs: more than 1000 pairs would decide it, the maximum is {}", p + 1,
-                              looks.max_pairs())
-                : fmt::format("futile after {} pairs: about {} pairs would decide it, the maximum is {}", p + 1, futile_need,
-                              looks.max_pairs());
-        break;
-      }
-      if (stop == stats::Sequential::Stop::kGoOn) continue;
-      progress.stopped_because =
-          stop == stats::Sequential::Stop::kDecisive ? fmt::format("decisive after {} pairs", p + 1)
-          : stop == stats::Sequential::Stop::kBudget ? fmt::format("budget share of {:.0f} s spent after {} pairs", share, p + 1)
-                                                      : fmt::format("maximum of {} pairs", p + 1);
-      break;
+    std::shuffle(round.begin(), round.end(), order);
+    std::vector<double> times(variants.size(), stats::kNaN);
+    std::string not_completed;
+    const auto round_start = Clock::now();
+    for (const size_t v : round) {
+      if (stop_requested()) break;
+      res.outcomes.push_back(run_one(config, variants[v], static_cast<int>(p), options));
+      const RunOutcome& r = res.outcomes.back();
+      times[v] = median_step_time(r);
+      if (r.status != RunStatus::completed && not_completed.empty())
+        not_completed = fmt::format("{} {}{}", variants[v], to_string(r.status), r.reason.empty() ? "" : ": " + r.reason);
     }
-    progress.seconds = seconds_since(case_start);
-    res.cases.push_back(progress);
-    if (stop_requested()) break;
+    if (stop_requested()) {
+      matrix.stop(c, "interrupted");
+      return false;
+    }
+    if (!not_completed.empty()) {
+      matrix.add_round(c, {}, seconds_since(round_start));
+      matrix.stop(c, not_completed);
+      return false;
+    }
+    std::vector<stats::RunPair> pairs;
+    for (size_t v = 0; v < variants.size(); ++v)
+      if (v != a.reference) pairs.push_back({times[a.reference], times[v]});
+    return matrix.add_round(c, pairs, seconds_since(round_start));
+  };
+  const auto look = [&](size_t c) {
+    const auto& looks = matrix.look(c);
+    size_t t = 0;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (v == a.reference) continue;
+      const compare::Look& l = looks[t++];
+      log << fmt::format("matrix: {} look {}/{} after {} pairs: {} vs {} step time {} at {:.4g}% -> {}\n",
+                         cases[c].name, matrix.state(c).looks, plan.looks.size(), l.pairs, variants[v],
+                         variants[a.reference], stats::format_change(l.estimate), 100 * l.confidence,
+                         stats::to_string(l.outcome));
+    }
+  };
+
+  while (!stop_requested()) {
+    // The typical round of a case not run yet: the mean of the cases run so far.
+    double known = 0;
+    size_t known_cases = 0;
+    for (size_t c = 0; c < configs.size(); ++c)
+      if (matrix.state(c).rounds > 0) {
+        known += matrix.state(c).seconds / static_cast<double>(matrix.state(c).rounds);
+        ++known_cases;
+      }
+    const auto next = matrix.next(seconds_left(), known_cases ? known / static_cast<double>(known_cases) : 0);
+    if (!next) break;
+    if (matrix.state(next->case_index).rounds >= matrix.min_pairs())
+      log << fmt::format("matrix: {} runs {} more pair{} (chance of deciding at its look {:.0f}%, {:.0f} s left)\n",
+                         cases[next->case_index].name, next->rounds, next->rounds == 1 ? "" : "s", 100 * next->chance,
+                         std::max(0.0, seconds_left()));
+    for (size_t k = 0; k < next->rounds && matrix.state(next->case_index).running(); ++k) {
+      const bool owed = matrix.state(next->case_index).rounds < matrix.min_pairs();
+      if (!owed && seconds_left() <= 0) break;
+      if (run_round(next->case_index)) look(next->case_index);
+    }
+  }
+  // The budget's end (or a stop request): a case between two looks looks once more.
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const auto& s = matrix.state(c);
+    if (s.running() && s.rounds > s.last_look_rounds && s.rounds >= 2 && !stop_requested()) look(c);
+  }
+  matrix.end_of_budget();
+
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const auto& s = matrix.state(c);
+    CasePairs p;
+    p.case_name = cases[c].name;
+    p.pairs = s.rounds;
+    p.decisive = matrix.decisive(c);
+    p.stopped_because = s.stopped_because;
+    if (!p.decisive && s.status != compare::MatrixCaseState::Status::kFutile && !s.last.empty())
+      if (const std::string more = matrix.what_decides(c); !more.empty()) p.stopped_because += "; " + more;
+    if (const compare::Look* w = worst_look(s.last)) {
+      p.verdict = stats::to_string(w->outcome);
+      p.change = stats::format_change(w->estimate);
+      p.confidence = w->confidence;
+    }
+    p.seconds = s.seconds;
+    res.cases.push_back(p);
   }
   res.seconds = seconds_since(start);
   return res;
