@@ -12,24 +12,6 @@ namespace twinbench::compare {
 
 using Status = MatrixCaseState::Status;
 
-double chance_decisive(const stats::RatioEstimate& e, size_t pairs, double confidence, double threshold) {
-  if (!e.interval || !std::isfinite(e.log_sd) || !(e.ratio > 0) || pairs < 2) return 0;
-  const auto n = static_cast<double>(e.n_a), later = static_cast<double>(std::max<size_t>(pairs, e.n_a));
-  const double s = e.log_sd, m = std::log(e.ratio);
-  const double half = stats::student_t_quantile((1 + confidence) / 2, later - 1) * s / std::sqrt(later);
-  // The mean after `pairs`: today's n pairs and later - n new ones, whose true
-  // mean is itself known to s / sqrt(n): variance s^2 (later - n) / (n later).
-  const double sd = s * std::sqrt(std::max(0.0, later - n) / (n * later));
-  const double up = std::log1p(threshold), down = std::log1p(-threshold);
-  const auto below = [&](double x) {
-    if (sd > 0) return stats::normal_cdf((x - m) / sd);
-    return m < x ? 1.0 : 0.0;
-  };
-  const double beyond = (1 - below(std::max(half, up))) + below(std::min(-half, down));
-  const double inside = up - half > down + half ? std::max(0.0, below(up - half) - below(down + half)) : 0.0;
-  return std::clamp(beyond + inside, 0.0, 1.0);
-}
-
 AdaptiveMatrix::AdaptiveMatrix(std::vector<MatrixCase> cases, stats::SequentialPlan plan, double alpha, size_t min_pairs)
     : cases_(std::move(cases)), states_(cases_.size()), alpha_(alpha), min_pairs_(std::max<size_t>(2, min_pairs)) {
   if (!(alpha_ > 0 && alpha_ < 0.5)) throw std::invalid_argument(fmt::format("alpha {} must be in (0, 0.5)", alpha_));
@@ -143,7 +125,7 @@ const std::vector<Look>& AdaptiveMatrix::look(size_t c) {
     s.stopped_because = fmt::format("futile after {} pairs: {}", s.rounds, what_decides(c));
   } else if (s.rounds >= tests_[c].max_pairs()) {
     s.status = Status::kMaximum;
-    s.stopped_because = fmt::format("maximum of {} pairs", s.rounds);
+    s.stopped_because = fmt::format("maximum of {} pairs; {}", s.rounds, what_decides(c));
   }
   return s.last;
 }
@@ -155,7 +137,8 @@ void AdaptiveMatrix::end_of_budget() {
     if (s.rounds > s.last_look_rounds && s.rounds >= 2) look(c);
     if (!s.running()) continue;
     s.status = Status::kBudget;
-    s.stopped_because = fmt::format("budget spent after {} pairs", s.rounds);
+    const std::string more = what_decides(c);
+    s.stopped_because = fmt::format("budget spent after {} pairs{}", s.rounds, more.empty() ? "" : "; " + more);
   }
 }
 

@@ -117,11 +117,4 @@ class AdaptiveMatrix {
   size_t min_pairs_;
 };
 
-// The chance that a paired test with estimate `e` (at least 2 pairs) is
-// decisive at a look after `pairs` pairs in all at `confidence`, if its
-// change and noise are what `e` shows: the mean then predicted as normal
-// about today's, with the spread of today's uncertainty and of the pairs to
-// come; threshold relative (0.03), lower is better.
-double chance_decisive(const stats::RatioEstimate& e, size_t pairs, double confidence, double threshold);
-
 }  // namespace twinbench::compare

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -131,6 +132,33 @@ double timing_threshold(const metrics::Metric& timing_metric) { return std::min(
 
 // ------------------------------------------------------------ a look
 
+double optimistic_sd_factor(double df) {
+  if (!(df > 0)) return 1;
+  // sqrt(df / chi2_{0.9}(df)), the chi-square quantile by Wilson & Hilferty (1931).
+  const double z = stats::normal_quantile(0.9), v = 2 / (9 * df);
+  const double chi2 = df * std::pow(1 - v + z * std::sqrt(v), 3);
+  return std::sqrt(df / chi2);
+}
+
+double chance_decisive(const stats::RatioEstimate& e, size_t pairs, double confidence, double threshold) {
+  if (!e.interval || !std::isfinite(e.log_sd) || !(e.ratio > 0) || pairs < 2) return 0;
+  const auto n = static_cast<double>(e.n_a), later = static_cast<double>(std::max<size_t>(pairs, e.n_a));
+  const double s = e.log_sd, m = std::log(e.ratio);
+  const double half = stats::student_t_quantile((1 + confidence) / 2, later - 1) * s / std::sqrt(later);
+  // The mean after `pairs`: today's n pairs and later - n new ones, whose true
+  // mean is itself known to s / sqrt(n): variance s^2 (later - n) / (n later).
+  const double sd = s * std::sqrt(std::max(0.0, later - n) / (n * later));
+  const double up = std::log1p(threshold), down = std::log1p(-threshold);
+  const auto below = [&](double x) {
+    if (sd > 0) return stats::normal_cdf((x - m) / sd);
+    return m < x ? 1.0 : 0.0;
+  };
+  const double beyond = (1 - below(std::max(half, up))) + below(std::min(-half, down));
+  const double inside = up - half > down + half ? std::max(0.0, below(up - half) - below(down + half)) : 0.0;
+  return std::clamp(beyond + inside, 0.0, 1.0);
+}
+
+
 bool Look::rejects_no_change() const {
   return estimate.interval && (estimate.interval->low > 1 || estimate.interval->high < 1);
 }
@@ -172,8 +200,7 @@ Look SequentialTest::look(const std::vector<stats::RunPair>& pairs, double alpha
   if (l.decisive() || !(threshold > 0)) return l;
   // What would decide it: the first planned look whose level the change and
   // noise measured would satisfy; past the plan, at its last look's level.
-  const auto unknown = std::optional<size_t>(size_t{0});
-  l.pairs_to_decide = unknown;
+  l.pairs_to_decide = size_t{0};
   if (l.estimate.interval) {
     bool found = false;
     for (size_t n : plan().looks) {
@@ -190,8 +217,17 @@ Look SequentialTest::look(const std::vector<stats::RunPair>& pairs, double alpha
       l.pairs_to_decide = need ? std::optional<size_t>(std::max(*need, max_pairs() + 1)) : std::nullopt;
     }
   }
-  l.futile = std::min(l.estimate.n_a, l.estimate.n_b) >= stats::kFutilityFloor && l.pairs_to_decide != unknown &&
-             (!l.pairs_to_decide || *l.pairs_to_decide > max_pairs());
+  if (std::min(l.estimate.n_a, l.estimate.n_b) >= stats::kFutilityFloor && l.estimate.interval &&
+      pairs.size() < max_pairs()) {
+    // Optimistic about the noise: a standard deviation from 3 to 5 degrees of
+    // freedom is off by half too often to give up on its word.
+    stats::RatioEstimate hopeful = l.estimate;
+    hopeful.log_sd *= optimistic_sd_factor(l.estimate.df);
+    double best = 0;
+    for (size_t n : plan().looks)
+      if (n > pairs.size()) best = std::max(best, chance_decisive(hopeful, n, schedule_.confidence(n, alpha), threshold));
+    l.futile = best < kFutileChance;
+  }
   return l;
 }
 

@@ -80,6 +80,21 @@ metrics::Metric look_metric_of_run(const std::string& name, const RunView& run,
 // ("never call it") is the no-change region up to 100%.
 double timing_threshold(const metrics::Metric& timing_metric);
 
+// The chance that a paired test with estimate `e` (at least 2 pairs) is
+// decisive at a look after `pairs` pairs in all at `confidence`, if its
+// change and noise are what `e` shows: the mean then predicted as normal
+// about today's, with the spread of today's uncertainty and of the pairs to
+// come; threshold relative (0.03), lower is better.
+double chance_decisive(const stats::RatioEstimate& e, size_t pairs, double confidence, double threshold);
+
+// The smallest chance of a decision by the plan's end below which a test is
+// futile: its time is better spent elsewhere.
+inline constexpr double kFutileChance = 0.05;
+// What futility multiplies a standard deviation of `df` degrees of freedom by
+// to be optimistic about the noise: sqrt(df / chi2_0.9(df)), the upper end of
+// its 80% interval's reciprocal (0.69 at 3 df, 0.76 at 7).
+double optimistic_sd_factor(double df);
+
 // What one look found.
 struct Look {
   size_t pairs = 0;
@@ -87,8 +102,9 @@ struct Look {
   double confidence = 0;  // of the interval: 1 - what this look spends of alpha
   stats::RatioEstimate estimate;
   stats::Outcome outcome = stats::Outcome::kInconclusive;
-  // Undecided, and the plan's maximum cannot be expected to decide it at the
-  // change and noise measured (from kFutilityFloor pairs on).
+  // Undecided, and from kFutilityFloor pairs on, the chance that one of the
+  // plan's later looks decides it (chance_decisive, the change itself still
+  // uncertain) is below kFutileChance at every one of them.
   bool futile = false;
   // Pairs in all that would decide it at the change and noise measured, at the
   // level of the look that would: 0 when the noise is unknown (fewer than 2

@@ -147,8 +147,6 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
     p.pairs = s.rounds;
     p.decisive = matrix.decisive(c);
     p.stopped_because = s.stopped_because;
-    if (!p.decisive && s.status != compare::MatrixCaseState::Status::kFutile && !s.last.empty())
-      if (const std::string more = matrix.what_decides(c); !more.empty()) p.stopped_because += "; " + more;
     if (const compare::Look* w = worst_look(s.last)) {
       p.verdict = stats::to_string(w->outcome);
       p.change = stats::format_change(w->estimate);
