@@ -51,7 +51,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   const bool judged = diff && std::any_of(t.rows.begin(), t.rows.end(), [](const compare::TableRow& r) {
     return r.verdict.has_value();
   });
-  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * t.confidence));
+  if (judged) out += fmt::format("  Verdict [{}]", t.ci_label);
   // Three or more implementations (external variants): each one's change
   // against the first column, the reference, in percent.
   const bool against_reference = cols.size() > 2;
@@ -76,6 +76,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
     if (judged && row.verdict) out += "  " + console_verdict(*row.verdict);
     out += "\n";
   }
+  if (judged && !t.levels.empty()) out += "intervals: " + t.levels + "\n";
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
   if (t.why) {  // the why of a decisive verdict: one line for the time, one for memory

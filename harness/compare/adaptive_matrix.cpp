@@ -72,14 +72,18 @@ std::optional<NextRounds> AdaptiveMatrix::next(double seconds_left, double unkno
     const SequentialTest& test = tests_[c];
     if (!s.running() || s.rounds >= test.max_pairs()) continue;
     const double each = round_seconds(c, unknown_round_s);
-    const size_t fit = each > 0 ? static_cast<size_t>(seconds_left / each) : test.max_pairs();
-    if (fit == 0) continue;
+    const size_t fit = !(seconds_left > 0) ? 0 : each > 0 ? static_cast<size_t>(seconds_left / each) : test.max_pairs();
+    // Only rounds up to a planned look: a look at a count the plan does not
+    // name, at a case chosen for its promise, would spend what the union bound
+    // does not cover.
+    const size_t want = test.next_planned(s.rounds) - s.rounds;
+    if (fit < want) continue;
     const auto [per_second, chance] = prospect(c, fit, each);
     // Ties (nothing looks likely anywhere) go to the cheaper rounds.
     const double score = per_second + 1e-9 / std::max(1e-9, each);
     if (score > best_score) {
       best_score = score;
-      best = NextRounds{c, std::min(test.next_planned(s.rounds) - s.rounds, fit), chance};
+      best = NextRounds{c, want, chance};
     }
   }
   return best;

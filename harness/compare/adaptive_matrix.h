@@ -16,8 +16,12 @@
 // decisive at its next planned look per second those rounds cost, judged from
 // its current change and noise; a case stops when its looks are decisive, when
 // they say the plan's maximum would not decide it (futile), at the maximum, or
-// when its runs fail. Rounds run up to a planned look; only the end of the
-// budget leaves a case between two, and then it takes one last look there.
+// when its runs fail. Rounds run up to a planned look, and only when they fit
+// in the budget: a choice made for a case's promise never ends between two
+// looks (a look there, at a count the choice picked, is one the union bound
+// of the spending does not cover). Only the first rounds, owed to every case,
+// or a run that stops early leave a case between looks; the budget's end
+// gives it one last look there.
 #pragma once
 
 #include <cstddef>
@@ -82,9 +86,9 @@ class AdaptiveMatrix {
   // below min_pairs first (in order, whatever the clock says), else the
   // running case with the best chance per second: the chance that it is
   // decisive at one of its planned looks within the budget over the seconds of
-  // the rounds to that look; it runs the rounds to its next planned look (fewer
-  // when the budget ends first). nullopt when no case runs or not one round of
-  // any fits. A case that has not run yet counts `unknown_round_s` a round.
+  // the rounds to that look; it runs the rounds to its next planned look, and
+  // only a case whose rounds to it fit is chosen. nullopt when no case runs or
+  // none fits. A case that has not run yet counts `unknown_round_s` a round.
   std::optional<NextRounds> next(double seconds_left, double unknown_round_s = 0) const;
   // One round of case c that took `seconds`: per test the pair (reference
   // value, implementation value). Returns whether the case looks now (a

@@ -93,12 +93,19 @@ JudgeOptions judge_options(const Prepared& p, double alpha, const CompareOptions
   return judge;
 }
 
-// Whether timing test `spec` of a comparison leaves no change out at per-test alpha `alpha`.
-bool rejects(const Prepared& p, const metrics::Metric& spec, double alpha, const CompareOptions& o) {
-  if (!p.timing_judged) return false;
+// Timing test `spec` of a comparison judged at per-test alpha `alpha`; nullopt
+// when the test cannot be made (a side not completed, other hardware, an
+// oversubscribed run, fewer than two runs or pairs): such a test is no member
+// of its family (a skipped case costs the others nothing).
+std::optional<stats::RatioEstimate> timing_test(const Prepared& p, const metrics::Metric& spec, double alpha,
+                                                const CompareOptions& o) {
+  if (!p.timing_judged) return std::nullopt;
   const MetricComparison m =
       compare(spec, side_of(p.input->runs_a, spec), side_of(p.input->runs_b, spec), judge_options(p, alpha, o));
-  return m.estimate && m.estimate->interval && (m.estimate->interval->low > 1 || m.estimate->interval->high < 1);
+  const bool judged = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved ||
+                      m.verdict == Verdict::kNoChange || m.verdict == Verdict::kInconclusive;
+  if (!judged || !m.estimate || !m.estimate->interval) return std::nullopt;
+  return m.estimate;
 }
 
 // The alpha of each role's tests (Holm's level in its family) and why, in words.
@@ -212,15 +219,17 @@ Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& 
 std::vector<Comparison> compare_family(const std::vector<ComparisonInput>& inputs, const CompareOptions& o) {
   std::vector<Prepared> prepared;
   for (const auto& in : inputs) prepared.push_back(prepare(in, o));
-  // The timing tests by role: each comparison's step time, and its other times.
+  // The timing tests that can be made, by role: each comparison's step time, and its other times.
   std::vector<std::pair<size_t, metrics::Metric>> primary, secondary;
   for (size_t i = 0; i < prepared.size(); ++i)
     for (const auto& spec : prepared[i].specs)
-      if (spec.judge == metrics::Judge::kTime) (role_of(spec) == Role::kPrimary ? primary : secondary).emplace_back(i, spec);
+      if (spec.judge == metrics::Judge::kTime && timing_test(prepared[i], spec, 1 - o.family.confidence, o))
+        (role_of(spec) == Role::kPrimary ? primary : secondary).emplace_back(i, spec);
   const auto step_down = [&](const std::vector<std::pair<size_t, metrics::Metric>>& tests) {
     if (tests.empty()) return HolmLevel{1 - o.family.confidence, 1, 0};
     return holm(family_of_tests(o.family.confidence, tests.size()), [&](size_t t, double alpha) {
-      return rejects(prepared[tests[t].first], tests[t].second, alpha, o);
+      const auto e = timing_test(prepared[tests[t].first], tests[t].second, alpha, o);
+      return e && (e->interval->low > 1 || e->interval->high < 1);
     });
   };
   const HolmLevel hp = step_down(primary), hs = step_down(secondary);

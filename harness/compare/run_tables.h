@@ -36,7 +36,9 @@ struct RunTable {
   size_t runs_per_column = 0;       // repeats (or pairs) behind each column
   std::vector<TableColumn> columns;  // the reference first
   std::vector<TableRow> rows;        // catalogue order; rows no run has (kWhenPresent) left out
-  double confidence = 0.95;          // of the verdicts' intervals
+  double confidence = 0.95;          // of the step time's interval (the primary test)
+  std::string ci_label;              // the Change/Verdict column's "99.38% CI; secondary 99.69%" (comparison.h)
+  std::string levels;                // which level each interval is at, and why
   std::optional<Explanation> why;    // two implementations: the pair analysis' why of this case
 };
 

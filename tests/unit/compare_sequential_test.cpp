@@ -206,8 +206,9 @@ TEST(AdaptiveMatrix, FirstRoundsThenTheLikeliestDecisionPerSecond) {
   EXPECT_EQ(next->case_index, 0u);
   EXPECT_EQ(next->rounds, 1u);
   EXPECT_GT(next->chance, 0.5);
-  // No round fits: nothing more.
+  // No round fits: nothing more; a budget already overrun neither.
   EXPECT_FALSE(m.next(5, 10));
+  EXPECT_FALSE(m.next(-30, 10));
   // A planned count asks for a look; at 4 pairs the clear case's +30% decides.
   EXPECT_TRUE(m.add_round(0, {clear[2]}, 10));
   m.look(0);
