@@ -15,7 +15,7 @@
 // whatever the correlation between looks and however few the pairs, which is
 // what the Student t statistic at 2-12 pairs needs (the normal-theory
 // boundaries that count on the looks' correlation, converted to t at the same
-// nominal level, exceed their nominal rate at these counts: 5.5-5.8% at a
+// nominal level, exceed their nominal rate at these counts: 5.3-5.7% at a
 // nominal 5% with plans of 4 to 12 pairs, ci/campaigns/boundary_check.py,
 // docs/verdicts.md §5). Early looks release little (a
 // quarter of the plan: 0.2% of alpha), the last one most (two thirds of it):
