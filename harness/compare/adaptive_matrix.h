@@ -2,7 +2,7 @@
 // running anything: which case gets the next rounds, when a case looks, what
 // its looks decide, when it stops, and what would decide a case left
 // undecided. run/exec/adaptive.cpp runs the rounds it asks for; the seeded
-// simulations (tests/unit/stats_simulation_test.cpp, tests/tools/verdict_sim.cpp)
+// simulations (tests/unit/compare_sequential_test.cpp, tests/tools/verdict_sim.cpp)
 // run simulated ones through the very same object.
 //
 // Every implementation of a case against the reference is one sequential test

@@ -65,7 +65,8 @@ Prepared prepare(const ComparisonInput& in, const CompareOptions& o) {
   p.input = &in;
   const RunView* reference = !in.runs_b.empty() ? in.runs_b.front() : (!in.runs_a.empty() ? in.runs_a.front() : nullptr);
   p.specs = reference ? specs_for(*reference, o.thresholds) : verdict_specs({}, o.thresholds);
-  p.schedule = o.schedule ? *o.schedule : LookSchedule::of_runs(in.runs_a, in.runs_b);
+  p.schedule = LookSchedule::of_runs(in.runs_a, in.runs_b);
+  if (!p.schedule.recorded() && o.schedule) p.schedule = *o.schedule;
   if (o.paired) {
     std::set<int> repeats_a, both;
     for (const auto* r : in.runs_a) repeats_a.insert(r->run.repeat_index);

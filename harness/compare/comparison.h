@@ -54,9 +54,9 @@ struct CompareOptions {
   bool paired = false;  // the sides ran as interleaved pairs (same group, repeat by repeat)
   double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
   bool parity = true;  // compare loss curves (implementations of one case)
-  // The look schedule the runs were made under, when the caller knows it
-  // (`ab` and bisect judging their own sessions: a build too old to record its
-  // plan); else each comparison's runs say (LookSchedule::of_runs).
+  // The look schedule of runs that record none (`ab` and bisect judging their
+  // own sessions of builds too old to record their plan); runs that record
+  // one are judged by it (LookSchedule::of_runs), as they were made.
   std::optional<LookSchedule> schedule;
 };
 

@@ -20,7 +20,7 @@ struct Recorded {
   size_t looks = 0;
 };
 
-Recorded recorded(const RunView& run) {
+Recorded recorded_in(const RunView& run) {
   Recorded r;
   const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
   if (!j.is_object()) return r;
@@ -56,12 +56,12 @@ LookSchedule LookSchedule::of_runs(const std::vector<const RunView*>& a, const s
   size_t looks = 0;
   for (const auto* side : {&a, &b})
     for (const RunView* r : *side) {
-      const Recorded rec = recorded(*r);
+      const Recorded rec = recorded_in(*r);
       if (rec.plan.looks.size() > plan.looks.size()) plan = rec.plan;
       looks = std::max(looks, rec.looks);
     }
   if (!plan.looks.empty()) return spending(std::move(plan));
-  return looks > 1 ? bonferroni(looks) : LookSchedule();
+  return looks > 0 ? bonferroni(looks) : LookSchedule();
 }
 
 size_t LookSchedule::looks() const {

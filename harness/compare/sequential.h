@@ -44,6 +44,8 @@ class LookSchedule {
   static LookSchedule of_runs(const std::vector<const RunView*>& a, const std::vector<const RunView*>& b);
 
   bool sequential() const { return looks() > 1; }
+  // Whether runs recorded it (of_runs found a plan or a count of looks).
+  bool recorded() const { return !plan_.looks.empty() || bonferroni_looks_ > 0; }
   const stats::SequentialPlan& plan() const { return plan_; }  // empty unless spending
   size_t looks() const;                                           // planned looks; 1 when fixed
   // The alpha a look at `pairs` pairs spends of a test's `alpha` (in (0, 0.5)).

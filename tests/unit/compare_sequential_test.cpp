@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/compare/adaptive_matrix.h"
+#include "harness/compare/comparison.h"
 #include "harness/compare/family.h"
 #include "harness/compare/sequential.h"
 #include "unit/sim_model.h"
@@ -57,11 +58,48 @@ TEST(LookSchedule, SpendingFixedAndTheRunsOwnRecord) {
   RunView garbled;  // a plan that is not increasing is no plan
   garbled.run.provenance_json = R"({"sequential_plan":[4,3]})";
   EXPECT_FALSE(LookSchedule::of_runs({&garbled}, {}).sequential());
+  EXPECT_TRUE(LookSchedule::of_runs({&counted}, {}).recorded());
+  EXPECT_FALSE(LookSchedule::of_runs({&plain}, {&garbled}).recorded());
 
   EXPECT_EQ(plan_text(stats::default_plan(12)), "3,4,6,8,12");
   EXPECT_EQ(parse_plan("3,4,6,8,12").looks, stats::default_plan(12).looks);
   EXPECT_TRUE(parse_plan("3,x").looks.empty());
   EXPECT_TRUE(parse_plan("4,4").looks.empty());
+}
+
+// What the runs record wins over what the caller assumes (bisect's replay of a
+// session stored before error spending is judged as it was made); the caller's
+// schedule is for runs of builds too old to record any.
+TEST(LookSchedule, TheRunsOwnRecordWinsOverTheCallers) {
+  std::vector<RunView> a, b;
+  for (int i = 0; i < 8; ++i) {
+    RunView x, y;
+    x.run.status = y.run.status = RunStatus::completed;
+    x.run.repeat_index = y.run.repeat_index = i;
+    x.metrics[kPrimaryTest] = 1.0 * (1 + 0.01 * std::sin(i));
+    y.metrics[kPrimaryTest] = 1.0 * (1 + 0.01 * std::cos(i));
+    a.push_back(x);
+    b.push_back(y);
+  }
+  const auto judge = [&](const std::string& provenance) {
+    std::vector<const RunView*> pa, pb;
+    for (auto& v : a) {
+      v.run.provenance_json = provenance;
+      pa.push_back(&v);
+    }
+    for (auto& v : b) {
+      v.run.provenance_json = provenance;
+      pb.push_back(&v);
+    }
+    CompareOptions o;
+    o.paired = true;
+    o.parity = false;
+    o.schedule = LookSchedule::spending(stats::default_plan(24));
+    return compare_runs("c", "a", "b", pa, pb, o).confidence;
+  };
+  EXPECT_NEAR(judge(R"({"sequential_looks":7})"), 1 - 0.05 / 7, 1e-12);  // stored before: Bonferroni over 7
+  EXPECT_NEAR(judge(R"({"sequential_plan":[3,4,6,8]})"), 1 - stats::look_alpha(stats::default_plan(8), 8, 0.05), 1e-12);
+  EXPECT_NEAR(judge("{}"), 1 - stats::look_alpha(stats::default_plan(24), 8, 0.05), 1e-12);  // the caller's
 }
 
 TEST(LookMetric, OneLookupForTheCaseAndTheCommandLine) {
