@@ -21,6 +21,10 @@ the source tree.
   6. Rooms within a folder: harness/run/ is split by concern into sub-folders
      ordered bottom up (ROOMS); a file includes its own room and the rooms
      below it, never one above, and every file of the folder is in a room.
+  7. Verdicts are assembled in harness/compare/: outside it and the kernel
+     (harness/stats/), no file calls the statistics kernel's decision functions
+     (KERNEL_DECISIONS: estimates, decisions, looks, families, change points),
+     nor brings them in with a using-declaration.
 Rules 3 and 5 follow includes transitively: a header that is allowed must not
 carry in what the including file may not include itself.
 
@@ -77,10 +81,23 @@ ROOMS = {
     "harness/run/": ("hooks/", "optim/", "plan/", "profile/", "train/", "dist/", "exec/"),
 }
 # Files still directly in a roomed folder, each waiting for its room (#49: the test
-# hooks go to run/hooks/, the adaptive matrix to run/exec/). Nothing else may be.
-UNHOUSED = ("harness/run/adaptive.h", "harness/run/adaptive.cpp", "harness/run/slowdown.h", "harness/run/slowdown.cpp",
+# hooks go to run/hooks/). Nothing else may be.
+UNHOUSED = ("harness/run/slowdown.h", "harness/run/slowdown.cpp",
             "harness/run/extra_alloc.h", "harness/run/extra_alloc.cpp", "harness/run/numerics_bug.h",
             "harness/run/numerics_bug.cpp")
+# The statistics kernel's functions that estimate or decide: only harness/compare/ (which
+# assembles every verdict) and the kernel itself call them. Formatting (format_change),
+# summaries (median, quantile) and the look plan (default_plan) are not decisions.
+KERNEL_DECISIONS = (
+    "estimate_paired", "estimate_paired_bootstrap", "estimate_unpaired", "decide", "decide_note",
+    "inconclusive_note", "runs_needed", "runs_to_decide", "decides_with", "futile", "should_stop", "per_test_confidence",
+    "look_alpha", "obrien_fleming_spent", "difference_paired", "difference_unpaired", "excludes_zero",
+    "detect_change_points", "update_change_points", "best_split", "max_statistic_p_value", "mann_whitney_u",
+    "min_achievable_p", "loss_parity")
+DECISION_CALL = re.compile(r"\bstats::(" + "|".join(KERNEL_DECISIONS) + r")\s*\(")
+DECISION_USING = re.compile(r"^\s*using\s+(namespace\s+(twinbench::)?stats\b|(twinbench::)?stats::(" +
+                            "|".join(KERNEL_DECISIONS) + r")\b)")
+DECIDES = ("harness/stats/", "harness/compare/")
 
 
 def layer_of(path):
@@ -136,6 +153,27 @@ def includes_of(root, rel):
     return out
 
 
+def code_lines(root, rel):
+    """[(line, text)] of a file with // comments and string literals blanked out."""
+    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as src:
+        for n, line in enumerate(src, 1):
+            line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+            yield n, line.split("//", 1)[0]
+
+
+def kernel_decisions(root, rel):
+    """Violations of rule 7 in one file: calls of the kernel's decision functions outside compare/ and stats/."""
+    if rel.startswith(DECIDES):
+        return []
+    found = []
+    for n, code in code_lines(root, rel):
+        m = DECISION_CALL.search(code) or DECISION_USING.search(code)
+        if m:
+            found.append(f"{rel}:{n}: calls the statistics kernel's decision functions ({m.group(0).strip()}); "
+                         "verdicts are assembled in harness/compare/ (docs/architecture.md)")
+    return found
+
+
 def closure(root, rel, cache):
     """Every header `rel` includes, directly or through other headers of the tree, with the chain to it."""
     if rel in cache:
@@ -184,6 +222,7 @@ def violations(root):
             elif (inc.startswith("harness/store/") and not rel.startswith("harness/store/")
                   and inc not in STORE_INTERFACE):
                 found.append(f"{rel}:{n}: outside harness/store/ only the store interface is included ({inc})")
+        found.extend(kernel_decisions(root, rel))
         # The rules that a header may break on behalf of the file including it.
         for inc, chain in sorted(closure(root, rel, cache).items()):
             if len(chain) < 2:
@@ -215,6 +254,10 @@ def self_test():
         write("reports/pair_report.h", '#include "harness/compare/pair_analysis.h"\n')
         write("harness/ingest/import_log.h", '#include "harness/store/store.h"\n')
         write("harness/run/exec/external.cpp", '#include "harness/base/records.h"\n')
+        # The kernel's decisions where they belong, and only named in a comment elsewhere: fine.
+        write("harness/compare/sequential.cpp", 'auto e = stats::estimate_paired(p, c);\nauto o = stats::decide(e, t, false);\n')
+        write("harness/run/exec/adaptive.cpp", '// compare::SequentialTest calls stats::decide(e, t, false)\n'
+                                               'auto s = stats::format_change(e);\nauto m = stats::median(v);\n')
         if violations(root):
             print("self-test: a clean tree was reported as violating:", violations(root))
             return 1
@@ -227,6 +270,9 @@ def self_test():
             "harness/run/sideways.cpp": '#include "harness/ingest/import_log.h"\n',  # a peer of the work layer
             "reports/computes.cpp": '#include "harness/compare/runs.h"\n',  # a report loading runs
             "harness/run/train/up.cpp": '#include "harness/run/exec/external.cpp"\n',  # a room including one above
+            "harness/run/decides.cpp": 'const auto e = stats::estimate_paired(pairs, 0.99);\n',  # a verdict outside compare/
+            "harness/cli/ab/decides.cpp": 'if (stats::decide (e, 0.03, false) == o) {}\n',
+            "reports/decides.cpp": 'using twinbench::stats::runs_to_decide;\n',  # brought in to call unqualified
         }
         for rel, text in planted.items():
             write(rel, text)
@@ -243,15 +289,22 @@ def self_test():
                     ("reports/computes.cpp", "only their value headers"),
                     ("reports/nightly_report.h", "reaches the store through"),
                     ("harness/run/transitive.cpp", "reaches a store backend"),
-                    ("harness/run/train/up.cpp", "a room above it"), ("harness/run/bad.cpp", "not in one of its rooms")]
+                    ("harness/run/train/up.cpp", "a room above it"), ("harness/run/bad.cpp", "not in one of its rooms"),
+                    ("harness/run/decides.cpp", "decision functions"), ("harness/cli/ab/decides.cpp", "decision functions"),
+                    ("reports/decides.cpp", "decision functions")]
         missing = [(f, what) for f, what in expected if not any(v.startswith(f) and what in v for v in got)]
         if missing:
             print("self-test: planted violations not caught:", missing, "\ngot:", got)
             return 1
+        wrongly = [v for v in got if v.startswith(("harness/compare/sequential.cpp", "harness/run/exec/adaptive.cpp"))]
+        if wrongly:
+            print("self-test: allowed calls reported as violations:", wrongly)
+            return 1
         print("self-test: the check catches a lower layer including a higher one, reports/ outside cli/, a report "
               "including the store or a loading header, the statistics kernel including the catalogue, a backend "
               "past the interface, a sideways edge between peers, the store or a backend reached transitively, a room "
-              "including a room above it and a file outside the rooms:")
+              "including a room above it, a file outside the rooms and the kernel's decision functions called (or "
+              "brought in) outside harness/compare/:")
         for v in got:
             print("  " + v)
     return 0

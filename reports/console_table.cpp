@@ -49,7 +49,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   const bool judged = diff && std::any_of(t.rows.begin(), t.rows.end(), [](const compare::TableRow& r) {
     return r.verdict.has_value();
   });
-  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * t.confidence));
+  if (judged) out += fmt::format("  Verdict [{}]", t.ci_label);
   // Three or more implementations (external variants): each one's change
   // against the first column, the reference, in percent.
   const bool against_reference = cols.size() > 2;
@@ -74,6 +74,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
     if (judged && row.verdict) out += "  " + console_verdict(*row.verdict);
     out += "\n";
   }
+  if (judged && !t.levels.empty()) out += "intervals: " + t.levels + "\n";
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
   if (t.why) {  // the why of a decisive verdict: one line for the time, one for memory
@@ -92,8 +93,8 @@ std::string adaptive_summary(const compare::AdaptiveSummary& summary) {
     looked += r.looked;
     decisive += r.looked && r.decisive;
   }
-  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({:.4g}% intervals)\n",
-                                decisive, looked, summary.seconds, 100 * summary.confidence);
+  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({})\n",
+                                decisive, looked, summary.seconds, summary.levels);
   size_t width = 4;
   for (const auto& r : summary.cases) width = std::max(width, r.case_name.size());
   out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",

@@ -78,8 +78,8 @@ std::string metrics_table(const compare::NwayCase& c) {
                               : "-");
   rows.push_back(std::move(parity));
   return fmt::format("<p class=\"muted\">Each implementation against {}: its value, its change (B/A &#8722; 1 "
-                     "for times, with the {:.4g}% interval) and the verdict.</p>\n",
-                     html::escape(first.label_a), 100 * first.confidence) +
+                     "for times, with its interval: {}) and the verdict.</p>\n",
+                     html::escape(first.label_a), html::escape(first.levels)) +
          html::table(head, rows, "maxview nway");
 }
 

@@ -133,8 +133,9 @@ std::string comparison_table_html(const Comparison& c) {
                     html::num(html::escape(metrics::format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
                     change_cell(m), verdict_cell(m)});
   out += html::table({"Metric", "A", "B", "Diff (B &#8722; A)",
-                      html::escape(fmt::format("Change B/A [{:.4g}% CI]", 100 * c.confidence)), "Verdict"},
+                      html::escape(fmt::format("Change B/A [{}]", compare::ci_label(c))), "Verdict"},
                      rows, "maxview");
+  out += "<p class=\"muted\">Intervals: " + html::escape(c.levels) + " (docs/verdicts.md &#167;4).</p>\n";
   return out + why_list(c);
 }
 
@@ -217,12 +218,13 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
 }  // namespace
 
 std::string comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
-                                c.label_a, c.label_b, 100 * c.confidence);
+  std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{}] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+                                c.label_a, c.label_b, compare::ci_label(c));
   for (const auto& m : c.metrics)
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
                        metrics::format_value(m.spec, m.candidate), format_diff(m), timing_change(m),
                        compare::to_string(m.verdict));
+  if (!c.levels.empty()) out += "\nIntervals: " + c.levels + ".\n";
   return out;
 }
 

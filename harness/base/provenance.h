@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace twinbench {
 
@@ -38,9 +39,11 @@ struct Provenance {
   // Runs stored before it was recorded were all CPU runs.
   std::string device_kind = "cpu";
   // A run of a sequential procedure (the adaptive matrix, an `ab` session): the
-  // looks it allowed itself, which every interval over its pairs pays for
-  // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
-  // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
+  // pair counts it looks at, so that every analysis of its pairs judges them
+  // at the level the looks spent (docs/verdicts.md §5), and their number; empty
+  // and 0 = a fixed number of runs. `ab` passes them to the builds it runs as
+  // $TWINBENCH_SEQUENTIAL_PLAN ("3,4,6,8,12") and $TWINBENCH_SEQUENTIAL_LOOKS.
+  std::vector<int> sequential_plan;
   int sequential_looks = 0;
   // "profile": a profiled run, made to tell a verdict's why (compare/profile_record.h),
   // whose times no analysis reads; "" for every other run.

@@ -33,7 +33,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
                   "step-time verdict is decisive, --max-rounds or --budget");
   cmd->add_option("--max-rounds", o->ab.max_rounds, "sequential: at most this many rounds (default 24)");
   cmd->add_option("--budget", o->ab.budget_s, "sequential: stop starting rounds after about this many seconds (default 600)");
-  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the whole session, all metrics and looks (default 0.05)");
+  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the session's step time over all its looks, and of its other timing tests (default 0.05)");
   cmd->add_option("--seed", o->ab.seed, "seed of the rounds' AB/BA order (default: from the clock)");
   cmd->add_flag("--duet", o->ab.duet,
                 "run A and B of each round at the same time, each pinned to its own core with one thread, so both "

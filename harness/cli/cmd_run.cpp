@@ -92,8 +92,8 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--max-pairs", o.run.adaptive_options.max_pairs, "--adaptive: at most N pairs per case (default 12)")
       ->check(CLI::Range(2, 1000));
   cmd->add_option("--budget", o.run.adaptive_options.budget_s,
-                  "--adaptive: seconds for the whole matrix, shared out over the cases left (default 480); every "
-                  "case still runs at least 2 pairs")
+                  "--adaptive: seconds for the whole matrix, spent on the cases most likely to decide (default 480); "
+                  "every case still runs at least 2 pairs")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--order-seed", o.run.adaptive_options.seed, "--adaptive: seed of each round's order (default: the clock)");
   cmd->add_option("--why-runs", o.run.why_runs,

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "harness/compare/family.h"
 #include "harness/metrics/op_categories.h"
 #include "harness/stats/difference.h"
 
@@ -149,7 +150,7 @@ std::optional<TimeWhy> explain_time(const SideProfiles& A, const SideProfiles& B
   size_t tested_ops = 0;
   for (const auto& [key, s] : ops) tested_ops += tested(s) ? 1 : 0;
   w.tests = tested_ops + categories.size() + phases.size() + 1;
-  w.confidence = 1 - (1 - family) / static_cast<double>(w.tests);
+  w.confidence = family_of_tests(family, w.tests).per_test_confidence();
   // Shares of a change that is itself not there mean nothing.
   const double total = w.step.change;
   const bool has_change = w.step.low && w.step.high ? (*w.step.low > 0 || *w.step.high < 0) : total != 0;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/base/hardware.h"
+#include "harness/compare/family.h"
 #include "harness/stats/changepoint.h"
 #include "harness/stats/summary.h"
 
@@ -148,7 +149,7 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
         r.candidates_tested += n - 2 * o.min_nights + 1;
       }
     }
-  r.alpha_per_segment = r.alpha / static_cast<double>(std::max<size_t>(1, r.segments_tested));
+  r.alpha_per_segment = family_of_tests(1 - r.alpha, r.segments_tested).per_test_alpha();
   stats::ChangePointOptions cp;
   cp.alpha = r.alpha_per_segment;
   cp.min_segment = o.min_nights;

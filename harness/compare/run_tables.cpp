@@ -33,7 +33,11 @@ RunTable table_of(const std::string& case_name, const std::vector<RunView>& runs
     t.columns.push_back(col);
     columns.push_back(std::move(selected));
   }
-  if (!against.empty()) t.confidence = against.front().confidence;
+  if (!against.empty()) {
+    t.confidence = against.front().confidence;
+    t.ci_label = ci_label(against.front());
+    t.levels = against.front().levels;
+  }
   for (const auto& spec : metrics::shown_in(metrics::kConsole)) {
     TableRow row;
     row.spec = spec;

@@ -38,11 +38,13 @@ struct RunTable {
   size_t runs_per_column = 0;       // repeats (or pairs) behind each column
   std::vector<TableColumn> columns;  // the reference first
   std::vector<TableRow> rows;        // catalogue order; rows no run has (kWhenPresent) left out
-  double confidence = 0.95;          // of the verdicts' intervals
+  double confidence = 0.95;          // of the step time's interval (the primary test)
+  std::string ci_label;              // the Change/Verdict column's "99.38% CI; secondary 99.69%" (comparison.h)
+  std::string levels;                // which level each interval is at, and why
   std::optional<Explanation> why;    // two implementations: the pair analysis' why of this case
 };
 
-// One case of an adaptive matrix (run/adaptive.h): the pairs it ran and its
+// One case of an adaptive matrix (run/exec/adaptive.h): the pairs it ran and its
 // last look at the step time.
 struct PairsRow {
   std::string case_name;
@@ -58,7 +60,7 @@ struct PairsRow {
 struct AdaptiveSummary {
   std::vector<PairsRow> cases;
   double seconds = 0;        // the whole matrix
-  double confidence = 0.95;  // of each interval
+  std::string levels;  // how the looks were judged, for people
 };
 
 struct RunTables {

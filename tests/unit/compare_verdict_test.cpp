@@ -188,26 +188,43 @@ RunView view(int repeat, double step_time, bool oversubscribed = false) {
   return v;
 }
 
-TEST(CompareRuns, FamilySizeWidensEachIntervalAndOversubscribedRunsAreNotJudged) {
-  std::vector<RunView> a, b;
+TEST(CompareRuns, HolmOverTheFamilyAndOversubscribedRunsAreNotJudged) {
+  std::vector<RunView> a, b, same;
   for (int i = 0; i < 6; ++i) {
     a.push_back(view(i, 0.100 * (1 + 0.01 * std::sin(i))));
     b.push_back(view(i, 0.110 * (1 + 0.01 * std::cos(i))));
+    same.push_back(view(i, 0.100 * (1 + 0.01 * std::cos(i))));
   }
-  std::vector<const RunView*> pa, pb;
-  for (const auto& v : a) pa.push_back(&v);
-  for (const auto& v : b) pb.push_back(&v);
+  std::vector<const RunView*> pa, pb, ps;
+  for (size_t i = 0; i < a.size(); ++i) {
+    pa.push_back(&a[i]);
+    pb.push_back(&b[i]);
+    ps.push_back(&same[i]);
+  }
   CompareOptions o;
   o.paired = true;
   o.parity = false;
+  // Alone, each role's family is one test at the whole alpha: the step time
+  // (primary) and the first-step time (secondary) are no longer a family of two.
   const Comparison one = compare_runs("c", "a", "b", pa, pb, o);
-  o.family.comparisons = 20 / timing_tests_per_comparison();  // 20 timing tests in the family
-  const Comparison many = compare_runs("c", "a", "b", pa, pb, o);
-  // One comparison's family holds its timing tests (the median step time and the first step).
-  EXPECT_NEAR(one.confidence, 1 - 0.05 / timing_tests_per_comparison(), 1e-12);
-  EXPECT_NEAR(many.confidence, 1 - 0.05 / 20, 1e-12);
+  EXPECT_NEAR(one.confidence, 0.95, 1e-12);
+  EXPECT_NEAR(one.secondary_confidence, 0.95, 1e-12);
   EXPECT_EQ(one.worst, Verdict::kRegressed);
-  for (const auto& m : many.metrics) {
+  EXPECT_EQ(ci_label(one), "95% CI");
+  // Twenty comparisons, one 10% slower and 19 without a change: Holm rejects the
+  // slower one at 0.05 / 20 and judges the rest at 0.05 / 19 (Bonferroni: all at / 20).
+  std::vector<ComparisonInput> inputs = {{"slow", "a", "b", pa, pb}};
+  for (int k = 0; k < 19; ++k) inputs.push_back({"same" + std::to_string(k), "a", "b", pa, ps});
+  const std::vector<Comparison> many = compare_family(inputs, o);
+  ASSERT_EQ(many.size(), 20u);
+  EXPECT_NEAR(many[0].confidence, 1 - 0.05 / 19, 1e-12);
+  EXPECT_NEAR(many[7].confidence, 1 - 0.05 / 19, 1e-12);
+  EXPECT_NEAR(many[0].secondary_confidence, 1 - 0.05 / 20, 1e-12);  // no first-step time differs
+  EXPECT_EQ(many[0].worst, Verdict::kRegressed);
+  EXPECT_NE(many[0].levels.find("Holm over 20 comparisons' step times, 1 rejected"), std::string::npos)
+      << many[0].levels;
+  EXPECT_EQ(ci_label(many[0]), "99.74% CI; secondary 99.75%");
+  for (const auto& m : many[0].metrics) {
     if (m.spec.name == "tokens_per_s_per_device") {
       EXPECT_EQ(m.verdict, Verdict::kRegressed) << m.explanation;
     }

@@ -73,9 +73,9 @@ struct RunnerOptions {
   // its op profile and memory at the peak stored as why.* rows, its times never
   // judged. In-process runs only; others are recorded as skipped.
   bool profile_run = false;
-  // Runs of the adaptive matrix (run/adaptive.h): the looks each case allows
-  // itself, recorded in every run's provenance for the reports (0 = fixed repeats).
-  int sequential_looks = 0;
+  // Runs of the adaptive matrix (run/exec/adaptive.h): the pair counts each case
+  // looks at, recorded in every run's provenance for the reports (empty = fixed repeats).
+  std::vector<int> sequential_plan;
 };
 
 // One run to carry out: the resolved config, its store row (not yet begun),

@@ -111,7 +111,7 @@ std::vector<compare::RunView> views_of(const std::vector<RunOutcome>& outcomes, 
 
 // The adaptive matrix's pairs per case, in the tables' titles and their summary.
 void add_adaptive(compare::RunTables& tables, const AdaptiveResult& adaptive) {
-  compare::AdaptiveSummary summary{{}, adaptive.seconds, adaptive.confidence};
+  compare::AdaptiveSummary summary{{}, adaptive.seconds, adaptive.levels};
   for (const auto& p : adaptive.cases) {
     summary.cases.push_back({p.case_name, p.pairs, !p.verdict.empty(), p.decisive, p.verdict, p.change,
                              p.stopped_because, p.seconds});

@@ -14,7 +14,7 @@
 
 #include "harness/base/config.h"
 #include "harness/compare/run_tables.h"
-#include "harness/run/adaptive.h"
+#include "harness/run/exec/adaptive.h"
 #include "harness/run/exec/executor.h"
 
 namespace twinbench {

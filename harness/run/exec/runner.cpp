@@ -80,7 +80,10 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
   prov.quant_backend = quant::backend_name(config.model.quant_mode, o.device);
   prov.gemm_backend = gemm::backend();
   prov.device_kind = runtime.name();
-  if (o.sequential_looks > 0) prov.sequential_looks = o.sequential_looks;
+  if (!o.sequential_plan.empty()) {
+    prov.sequential_plan = o.sequential_plan;
+    prov.sequential_looks = static_cast<int>(o.sequential_plan.size());
+  }
   if (o.profile_run) prov.run_role = "profile";
   const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
   out.config_json = record.config_json;

@@ -10,7 +10,7 @@ std::vector<RunOutcome> run_profile_pairs(const RunConfig& config, const std::st
                                           int pairs, const RunnerOptions& options) {
   RunnerOptions o = options;
   o.profile_run = true;
-  o.sequential_looks = 0;  // these runs are judged by no sequence of looks
+  o.sequential_plan.clear();  // these runs are judged by no sequence of looks
   std::vector<RunOutcome> out;
   for (int k = 0; k < pairs; ++k) {
     const bool a_first = k % 2 == 0;
