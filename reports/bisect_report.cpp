@@ -107,11 +107,11 @@ nlohmann::ordered_json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-}  // namespace
-
 std::string bisect_page_name(const BisectResult& r) {
   return fmt::format("bisect-{}-{}.html", short_sha(r.history.front().sha), short_sha(r.history.back().sha));
 }
+
+}  // namespace
 
 std::string bisect_text(const BisectResult& r) {
   std::string out = "twinbench bisect: " + headline(r) + "\n\n";
@@ -141,7 +141,8 @@ std::string bisect_text(const BisectResult& r) {
   return out;
 }
 
-std::string bisect_markdown(const BisectResult& r) {
+std::string BisectReport::markdown() const {
+  const BisectResult& r = r_;
   auto cell = [](std::string s) {  // a table cell: no pipe or newline breaks the row
     for (char& c : s)
       if (c == '|' || c == '\n') c = c == '|' ? '/' : ' ';
@@ -171,7 +172,8 @@ std::string bisect_markdown(const BisectResult& r) {
   return out;
 }
 
-std::string bisect_json(const BisectResult& r) {
+std::string BisectReport::json() const {
+  const BisectResult& r = r_;
   nlohmann::ordered_json j;
   j["outcome"] = compare::to_string(r.outcome);
   j["case"] = r.case_name;
@@ -237,6 +239,8 @@ std::string bisect_json(const BisectResult& r) {
   if (r.why) j["why"] = why_json(*r.why);
   return j.dump(2);
 }
+
+namespace {
 
 std::string bisect_html(const BisectResult& r) {
   std::string body = html::section("answer", compare::to_string(r.outcome), "<p>" + html::escape(answer(r)) + "</p>");
@@ -309,12 +313,8 @@ std::string bisect_html(const BisectResult& r) {
   return html::render_page(page);
 }
 
-}  // namespace twinbench::reports
+}  // namespace
 
-namespace twinbench::reports {
-
-std::string BisectReport::markdown() const { return bisect_markdown(r_); }
-std::string BisectReport::json() const { return bisect_json(r_); }
 std::vector<HtmlPage> BisectReport::pages() const { return {{bisect_page_name(r_), bisect_html(r_)}}; }
 
 }  // namespace twinbench::reports

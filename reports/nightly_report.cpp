@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "reports/alert_text.h"
 #include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/svg.h"
@@ -54,10 +55,19 @@ std::string tested_text(const NightlyAnalysis& r) {
                      r.segments_tested, r.candidates_tested, r.alpha, r.alpha_per_segment, r.min_nights);
 }
 
-}  // namespace
-
 std::string nightly_html(const NightlyAnalysis& r) {
   std::string body;
+  if (!r.alerts.empty()) {  // what needs a person, first (docs/alerts.md)
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& a : r.alerts)
+      rows.push_back({html::num(std::to_string(a.id)), html::badge(std::string(store::to_string(a.state))),
+                      html::escape(std::string(store::to_string(a.kind))), html::link(alert_page(a), a.summary),
+                      a.culprit.empty() ? "-" : "<code>" + html::escape(a.culprit.substr(0, 9)) + "</code>"});
+    body += html::section("alerts", fmt::format("Open alerts: {}", r.alerts.size()),
+                          "<p class=\"callout\">Acknowledge with <code>twinbench alerts ack ID</code>, accept a new "
+                          "level with <code>twinbench alerts expect ID</code>.</p>" +
+                              html::table({"Alert", "State", "Kind", "Finding", "Culprit"}, rows, "summary"));
+  }
   {
     std::vector<std::vector<std::string>> rows;
     for (const auto& s : r.missing.stopped)
@@ -152,12 +162,22 @@ std::string nightly_html(const NightlyAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string nightly_markdown(const NightlyAnalysis& r) {
+}  // namespace
+
+std::string NightlyReport::markdown() const {
+  const NightlyAnalysis& r = a_;
   std::string out = fmt::format(
       "## twinbench nightly: last {} days, {} change point{} ({} open regression{}, {} new tonight), {} stopped\n\n"
       "{}.\n\n",
       r.days, r.change_points, r.change_points == 1 ? "" : "s", r.open_regressions, r.open_regressions == 1 ? "" : "s",
       r.regressions, r.missing.stopped.size(), tested_text(r));
+  if (!r.alerts.empty()) {
+    out += fmt::format("**Open alerts: {}** (`twinbench alerts ack ID`, `twinbench alerts expect ID`)\n\n", r.alerts.size());
+    for (const auto& a : r.alerts)
+      out += fmt::format("- alert {} ({}): {}{}\n", a.id, store::to_string(a.state), a.summary,
+                         a.culprit.empty() ? "" : " — culprit `" + a.culprit.substr(0, 9) + "`");
+    out += "\n";
+  }
   for (const auto& s : r.missing.stopped)
     out += fmt::format("- **missing data**: {} / {}: {}\n", s.case_name, s.variant, stopped_text(s));
   if (!r.missing.stopped.empty()) out += "\n";
@@ -184,7 +204,8 @@ std::string nightly_markdown(const NightlyAnalysis& r) {
   return out;
 }
 
-std::string nightly_json(const NightlyAnalysis& r) {
+std::string NightlyReport::json() const {
+  const NightlyAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nightly";
   j["days"] = r.days;
@@ -199,6 +220,11 @@ std::string nightly_json(const NightlyAnalysis& r) {
   j["groups"] = r.groups;
   j["runs"] = r.runs;
   j["newest_night"] = r.missing.newest_night;
+  // The open alerts as the store holds them, less when they were written: a
+  // report of the same runs reads the same from every store.
+  j["alerts"] = nlohmann::ordered_json::parse(alerts_json(r.alerts));
+  for (auto& a : j["alerts"])
+    for (const char* when : {"raised_at", "updated_at", "state_at"}) a.erase(when);
   j["stopped"] = nlohmann::ordered_json::array();
   for (const auto& s : r.missing.stopped)
     j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
@@ -248,12 +274,6 @@ std::string nightly_json(const NightlyAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NightlyReport::markdown() const { return nightly_markdown(a_); }
-std::string NightlyReport::json() const { return nightly_json(a_); }
 std::vector<HtmlPage> NightlyReport::pages() const { return {{"nightly.html", nightly_html(a_)}}; }
 
 }  // namespace twinbench::reports

@@ -25,8 +25,5 @@ class NightlyReport : public Report {
   const compare::NightlyAnalysis& a_;
 };
 
-std::string nightly_html(const compare::NightlyAnalysis& analysis);
-std::string nightly_markdown(const compare::NightlyAnalysis& analysis);
-std::string nightly_json(const compare::NightlyAnalysis& analysis);
 
 }  // namespace twinbench::reports

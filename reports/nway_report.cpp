@@ -82,13 +82,13 @@ std::string metrics_table(const compare::NwayCase& c) {
   std::vector<std::string> parity = {"Loss parity", "-"};
   for (const auto& x : c.against)
     parity.push_back(x.parity ? fmt::format("{}<br><small>max rel {:.3g}<br>tol {:.1g}</small>",
-                                            html::badge(x.parity->within ? "no change" : "regressed"),
+                                            html::badge(compare::to_string(x.parity_verdict)),
                                             x.parity->max_rel, x.parity->tolerance)
                               : "-");
   rows.push_back(std::move(parity));
   return fmt::format("<p class=\"muted\">Each implementation against {}: its value, its change (B/A &#8722; 1 "
-                     "for times, with the {:.4g}% interval) and the verdict.</p>\n",
-                     html::escape(first.label_a), 100 * first.confidence) +
+                     "for times, with its interval: {}) and the verdict.</p>\n",
+                     html::escape(first.label_a), html::escape(first.levels)) +
          html::table(head, rows, "maxview nway");
 }
 
@@ -136,8 +136,6 @@ std::string summary_grid(const NwayAnalysis& r) {
   return html::table(head, rows, "summary");
 }
 
-}  // namespace
-
 std::string nway_html(const NwayAnalysis& r) {
   std::string body = html::section("summary", "Every implementation against " + r.reference, summary_grid(r));
   for (const auto& c : r.cases) {
@@ -162,7 +160,10 @@ std::string nway_html(const NwayAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string nway_markdown(const NwayAnalysis& r) {
+}  // namespace
+
+std::string NwayReport::markdown() const {
+  const NwayAnalysis& r = a_;
   std::string out = fmt::format("## twinbench N-way report: every implementation against {}\n\nGroup `{}`.\n\n",
                                 r.reference, r.group_id);
   out += "| Case |";
@@ -201,13 +202,14 @@ std::string nway_markdown(const NwayAnalysis& r) {
     }
     out += "| Loss parity (max rel) | - |";
     for (const auto& x : c.against)
-      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, x.parity->within ? "ok" : "**DIFFERS**") : " - |";
+      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, parity_word(x.parity_verdict)) : " - |";
     out += "\n";
   }
   return out;
 }
 
-std::string nway_json(const NwayAnalysis& r) {
+std::string NwayReport::json() const {
+  const NwayAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nway";
   j["group_id"] = r.group_id;
@@ -224,12 +226,6 @@ std::string nway_json(const NwayAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NwayReport::markdown() const { return nway_markdown(a_); }
-std::string NwayReport::json() const { return nway_json(a_); }
 std::vector<HtmlPage> NwayReport::pages() const { return {{"nway.html", nway_html(a_)}}; }
 
 }  // namespace twinbench::reports

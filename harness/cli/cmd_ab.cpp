@@ -1,4 +1,4 @@
-// `twinbench ab`: a local A/B of two builds on one case (harness/ab/): interleaved
+// `twinbench ab`: a local A/B of two builds on one case (harness/cli/ab/): interleaved
 // rounds, both sides stored under one group id, per-metric medians, the paired
 // B/A ratio with its interval and a verdict (docs/cli.md).
 #include <fmt/format.h>
@@ -35,7 +35,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
                   "step-time verdict is decisive, --max-rounds or --budget");
   cmd->add_option("--max-rounds", o->ab.max_rounds, "sequential: at most this many rounds (default 24)");
   cmd->add_option("--budget", o->ab.budget_s, "sequential: stop starting rounds after about this many seconds (default 600)");
-  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the whole session, all metrics and looks (default 0.05)");
+  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the session's step time over all its looks, and of its other timing tests (default 0.05)");
   cmd->add_option("--seed", o->ab.seed, "seed of the rounds' AB/BA order (default: from the clock)");
   cmd->add_flag("--duet", o->ab.duet,
                 "run A and B of each round at the same time, each pinned to its own core with one thread, so both "
@@ -71,9 +71,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
       } else {
         std::cout << ab::format_table(result);
       }
-      const bool regressed =
-          result.worst == compare::Verdict::kRegressed || result.worst == compare::Verdict::kNewFailure;
-      exit_code = o->fail_on_regression && regressed ? kExitFailure : kExitOk;
+      exit_code = o->fail_on_regression && compare::is_bad(result.worst) ? kExitFailure : kExitOk;
     } catch (const ab::AbError& e) {
       std::cerr << "twinbench ab: error: " << e.what() << "\n";
       switch (e.kind()) {

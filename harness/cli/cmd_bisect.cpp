@@ -85,7 +85,7 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
     hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const compare::BisectResult r = bisect::run_bisect(o->c.options, std::cerr);
-      std::cout << (o->json ? reports::bisect_json(r) + "\n" : reports::bisect_text(r));
+      std::cout << (o->json ? reports::BisectReport(r).json() + "\n" : reports::bisect_text(r));
       switch (r.outcome) {
         case compare::BisectOutcome::kFound: exit_code = kExitOk; break;
         case compare::BisectOutcome::kRange: exit_code = kExitBisectRange; break;

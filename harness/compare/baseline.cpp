@@ -192,9 +192,4 @@ BranchSides select_branch_sides(const RunLookup& runs, const std::string& baseli
   return s;
 }
 
-BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                const std::string& candidate_ref, BaselineAt at, bool with_imported) {
-  return select_branch_sides(VectorRuns(all), baseline_ref, candidate_ref, at, with_imported);
-}
-
 }  // namespace twinbench::compare

@@ -18,6 +18,8 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   j["worst_verdict"] = to_string(c.worst);
   j["paired"] = c.paired;
   j["confidence"] = c.confidence;
+  j["secondary_confidence"] = c.secondary_confidence;
+  j["levels"] = c.levels;
   auto opt = [](const std::optional<double>& v) {
     return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };

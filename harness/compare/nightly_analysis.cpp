@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/base/hardware.h"
+#include "harness/compare/family.h"
 #include "harness/stats/changepoint.h"
 #include "harness/stats/summary.h"
 
@@ -133,10 +134,15 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
         s.points.push_back({day, night.group, commit, day + " " + commit.substr(0, 7), stats::median(repeats), "normal"});
       }
       if (s.points.empty()) continue;
+      s.hardware_fingerprint = std::get<2>(key);
       s.segment_starts.push_back(0);
       for (size_t i = 1; i < s.points.size(); ++i) {
         const auto gap = matrix_nights.upper_bound(s.points[i - 1].night);
-        if (gap != matrix_nights.end() && *gap < s.points[i].night) s.segment_starts.push_back(i);
+        const bool accepted = std::any_of(o.accepted.begin(), o.accepted.end(), [&](const AcceptedLevel& l) {
+          return l.case_name == s.case_name && l.variant == s.variant && l.hardware_fingerprint == std::get<2>(key) &&
+                 l.metric == spec.name && s.points[i - 1].night < l.night && l.night <= s.points[i].night;
+        });
+        if ((gap != matrix_nights.end() && *gap < s.points[i].night) || accepted) s.segment_starts.push_back(i);
       }
       s.level.assign(s.points.size(), std::nullopt);
       r.series.push_back(std::move(s));
@@ -153,7 +159,7 @@ NightlyAnalysis analyze_nightly(const std::vector<RunView>& all, const NightlyOp
         r.candidates_tested += n - 2 * o.min_nights + 1;
       }
     }
-  r.alpha_per_segment = r.alpha / static_cast<double>(std::max<size_t>(1, r.segments_tested));
+  r.alpha_per_segment = family_of_tests(1 - r.alpha, r.segments_tested).per_test_alpha();
   stats::ChangePointOptions cp;
   cp.alpha = r.alpha_per_segment;
   cp.min_segment = o.min_nights;

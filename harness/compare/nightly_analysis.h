@@ -22,6 +22,7 @@
 #include "harness/compare/missing_data.h"
 #include "harness/compare/run_view.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/store/alert_record.h"
 
 namespace twinbench::compare {
 
@@ -51,6 +52,7 @@ struct TrendSeries {
   std::string case_name, variant;
   metrics::Metric spec;
   std::string hardware;  // the hardware every point was measured on (base/hardware.h)
+  std::string hardware_fingerprint;  // its fingerprint
   std::vector<NightPoint> points;           // by night
   std::vector<size_t> segment_starts;       // indices where a gap starts a new segment (0 first)
   std::vector<std::optional<double>> level;  // per point: its segment's median between change points
@@ -80,6 +82,18 @@ struct NightlyAnalysis {
   size_t groups = 0;    // run groups that started within the days shown
   size_t runs = 0;      // their runs
   std::string newest_night;
+  // The store's live alerts (open, acknowledged) after this nightly raised and
+  // closed its own, newest first: what the report lists first. Set by the
+  // command that synchronised them (cli/alert_sync.h); empty otherwise.
+  std::vector<store::Alert> alerts;
+};
+
+// A level accepted as a series' baseline (an alert marked expected,
+// docs/alerts.md): the series is cut at `night` as a gap would cut it, so
+// the change into it is never found again and later nights are judged
+// against it.
+struct AcceptedLevel {
+  std::string case_name, variant, hardware_fingerprint, metric, night;
 };
 
 struct NightlyOptions {
@@ -87,6 +101,7 @@ struct NightlyOptions {
   size_t min_nights = 4;   // nights on each side of a change (the kernel's min_segment)
   double alpha = 0.05;     // of the whole report
   std::string now_utc;     // "YYYY-MM-DD..." reference time; empty = now
+  std::vector<AcceptedLevel> accepted;  // levels accepted as baselines (expected alerts)
 };
 
 // `all` oldest first, as load_nightly_runs loads them (the runs of the days

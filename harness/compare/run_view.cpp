@@ -80,14 +80,20 @@ bool imported(const store::RunRecord& run) {
   return j.is_object() && j.contains("source") && j["source"].is_string() && j["source"].get<std::string>() == "import";
 }
 
+std::vector<metrics::Metric> verdict_specs(const std::map<std::string, double>& case_thresholds,
+                                           const std::map<std::string, double>& cli_thresholds) {
+  std::map<std::string, double> thresholds = case_thresholds;
+  for (const auto& [k, v] : cli_thresholds) thresholds[k] = v;
+  return metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), thresholds);
+}
+
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds) {
   std::map<std::string, double> thresholds;
   const auto j = nlohmann::json::parse(run.run.config_json, nullptr, false);
   if (j.is_object() && j.contains("thresholds") && j["thresholds"].is_object())
     for (const auto& [k, v] : j["thresholds"].items())
       if (v.is_number()) thresholds[k] = v.get<double>();
-  for (const auto& [k, v] : cli_thresholds) thresholds[k] = v;
-  return metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), thresholds);
+  return verdict_specs(thresholds, cli_thresholds);
 }
 
 std::vector<std::string> case_names(const std::vector<RunView>& runs) {

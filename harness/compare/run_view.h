@@ -44,7 +44,12 @@ bool any_test_hooks(const std::vector<RunView>& runs);
 bool imported(const RunView& run);
 bool imported(const store::RunRecord& run);
 
-// Thresholds a case asks for (measure.* keys in its stored config) on top of the defaults.
+// The verdict metrics with their thresholds: the catalogue's, a case's
+// [thresholds] on top, the command line's on top of those. Every threshold a
+// verdict or a look uses comes from here.
+std::vector<metrics::Metric> verdict_specs(const std::map<std::string, double>& case_thresholds,
+                                           const std::map<std::string, double>& cli_thresholds);
+// verdict_specs with the [thresholds] of the case as the run stored its config.
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds);
 
 // Case names in first-seen order.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "harness/base/records.h"
+#include "harness/store/alert_record.h"
 #include "harness/store/run_record.h"
 
 namespace twinbench::store {
@@ -140,6 +141,27 @@ class Store {
   bool finish_run_or_keep_cause(const std::string& run_id, RunStatus status, const std::string& reason) noexcept;
   // Stores a run that was not attempted (insert + finish as skipped).
   std::string record_skipped(const RunRecord& run, const std::string& reason);
+  // A launched job's rank 0 takes on the run its launcher began in another
+  // process (`--run-id`): on a server store, this Store then writes it as one
+  // it began — renews its lease, keeps its writes in the spill while the
+  // server is away. Throws StoreError when the run is neither on the server nor in the spill.
+  void adopt_run(const std::string& run_id);
+  // The launcher's end of such a run, once its writer exited: the run's row
+  // and metrics (no steps) from the server, or from the spill where the
+  // writer ended it while the server was away — then stored on the server
+  // first when it is back within the patience a run's end gets, else kept
+  // there (runs_kept_in_spill). A row still running (its writer died) is the
+  // caller's to finish (finish_run_or_keep_cause); nullopt when neither the
+  // server (away) nor the spill has the run.
+  std::optional<RunBundle> collect_run(const std::string& run_id);
+  // The runs this Store ended or skipped while its server was away: they are
+  // in the local spill (spill_path()) and nowhere else until `db push`
+  // (spill_push_command()); the server's row stays running until then, or
+  // until a later command on this host marks it interrupted with a reason
+  // naming the spill (docs/fleet.md). Empty on a file store.
+  std::vector<std::string> runs_kept_in_spill() const;
+  // "twinbench db push SPILL --into 'URL'" for this Store's spill; "" without one.
+  std::string spill_push_command() const;
   // Stores a finished run whole — its row (run.status and run.reason; status
   // must not be running; run.finished_at unset: now; run.run_id must be set),
   // its steps and its metrics — in one transaction, so that a failure leaves
@@ -209,6 +231,44 @@ class Store {
   // Stores a calibration unless one with the same host, device, dtype and
   // measured_at is stored (then nothing is written); true when it was added.
   bool import_calibration(const Calibration& calibration);
+
+  // Alerts (alerts.cpp, schema v6; docs/alerts.md): one row per finding,
+  // with its lifecycle. Each write is one statement whose condition decides,
+  // so concurrent writers (two nightly jobs on one server) never duplicate.
+
+  // Stores `alert` as open (its id, state and timestamps are the store's)
+  // unless an alert of the same key exists, whatever its state: then nothing
+  // is written and that alert's id comes back (added = false). StoreError for
+  // an alert without key or summary, or details_json not a JSON object.
+  RaisedAlert raise_alert(const Alert& alert);
+  // The alerts `filter` selects, newest first.
+  std::vector<Alert> alerts(const AlertFilter& filter = {}) const;
+  std::optional<Alert> alert(int64_t id) const;
+  std::optional<Alert> alert_by_key(const std::string& key) const;
+  // The alert's history, oldest first: its raising, then each state change.
+  std::vector<AlertEvent> alert_events(int64_t id) const;
+  // Moves the alert to t.to when it is in one of t.only_from (empty: any other
+  // state), storing who, the note, the night and when, and an event row; false
+  // when its state did not allow it (nothing written). StoreError for no such alert.
+  bool change_alert_state(int64_t id, const AlertTransition& transition);
+  // The first bad commit triage's bisect found, and the alert's details
+  // (links to its pages) with it. StoreError for no such alert.
+  void set_alert_culprit(int64_t id, const std::string& culprit, const std::string& details_json);
+
+  // The outbox: what was sent to whom (one row per alert and target).
+  // Queues the alert for the target; false when a row exists (whatever its state).
+  bool enqueue_delivery(int64_t alert_id, const std::string& target);
+  // Takes the row for sending: true for exactly one caller while it is pending
+  // or failed, or `sending` for longer than `stale_after_s` (its sender died
+  // between sending and recording: at most one duplicate, docs/alerts.md).
+  bool claim_delivery(int64_t alert_id, const std::string& target, const std::string& claimer, double stale_after_s);
+  // Records the outcome (sent, failed or abandoned; `error` and `receipt`
+  // must hold no secret). A success is recorded whoever holds the claim, a
+  // failure only while `claimer` holds it; false when nothing was recorded.
+  bool finish_delivery(int64_t alert_id, const std::string& target, const std::string& claimer, DeliveryState result,
+                       const std::string& error, const std::string& receipt = "");
+  // The outbox rows of one alert, or of all, by alert and target.
+  std::vector<Delivery> deliveries(std::optional<int64_t> alert_id = std::nullopt) const;
 
   // What the store says while it works, for its user: on a server store, the
   // server lost under a running run and back, and what the local spill keeps

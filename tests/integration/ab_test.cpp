@@ -14,6 +14,7 @@
 
 #include "integration/cli_harness.h"
 #include "integration/db_queries.h"
+#include "integration/spending_oracle.h"
 
 namespace {
 
@@ -188,8 +189,11 @@ TEST(AbSession, SequentialSessionStopsOnceDecisive) {
   EXPECT_EQ(j.at("a").at("test_hooks"), "") << r.out;
   EXPECT_EQ(j.at("b").at("test_hooks"), "TWINBENCH_TEST_SLOW_OP=step:200") << r.out;
   EXPECT_NE(r.err.find("ab: look 1/4 after 3 rounds"), std::string::npos) << r.err;
-  // The interval's confidence pays for every look and both timing tests: 1 - 0.05 / (2 x 4).
-  EXPECT_NEAR(j.at("confidence").get<double>(), 1 - 0.05 / 8, 1e-12);
+  // The step time's interval is at what O'Brien-Fleming spending releases at the look it stopped on.
+  EXPECT_EQ(j.at("plan"), nlohmann::json::array({3, 4, 6, 8}));
+  EXPECT_NEAR(j.at("confidence").get<double>(), twinbench::testing::look_confidence_5pct({3, 4, 6, 8}, j.at("rounds").size()),
+              1e-12);
+  EXPECT_NE(r.err.find("% -> "), std::string::npos) << r.err;  // each look says its level
 }
 
 TEST(AbRefuses, BuildThatCannotTrain) {

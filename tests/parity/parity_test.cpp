@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "harness/run/batches.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/batches.h"
+#include "harness/run/train/trainer.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 

@@ -14,12 +14,12 @@
 #include <functional>
 #include <thread>
 
-#include "harness/run/batches.h"
+#include "harness/run/train/batches.h"
 #include "harness/run/dist/collectives.h"
 #include "harness/run/dist/data_parallel.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/dist/shards.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/trainer.h"
 #include "models/torch_compat.h"
 #include "variants/registry.h"
 

@@ -1,14 +1,17 @@
-// Schema version 5 on a store the previous release made (docs/schema.md,
-// "Versioning"): tests/data/store/v4.db was written by twinbench at 6766045
-// (schema 4) — runs of two branch labels with repeats and an imported log —
-// and tests/data/store/v4_postgresql.sql is the same store pushed into
-// PostgreSQL by that release (pg_dump --inserts). Opening either with this
-// twinbench migrates it to version 5 in place: every row kept, runs.source
-// backfilled from the provenance, the new indexes there, and the store's
-// selections answer from them.
+// Stores that earlier releases made, migrated to the current schema
+// (docs/schema.md, "Versioning"; tests/data/store/README.md):
+// tests/data/store/v4.db was written by twinbench at 6766045 (schema 4) — runs
+// of two branch labels with repeats and an imported log — and v5.db by
+// twinbench at d3ae048 (schema 5, the same kinds of runs); the *_postgresql.sql
+// files are the same stores pushed into PostgreSQL by those releases (pg_dump
+// --inserts). Opening either with this twinbench migrates it in place: every
+// row kept; from 4, runs.source backfilled from the provenance and the
+// indexes of version 5; from 5, the alert tables of version 6, empty and
+// working.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -35,14 +38,17 @@ class MigrationTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     TWINBENCH_REQUIRE_BACKEND(GetParam());
-    dir_ = fs::temp_directory_path() / ("twinbench_v4_" + std::to_string(getpid()) + "_" + GetParam());
+    dir_ = fs::temp_directory_path() / ("twinbench_migrate_" + std::to_string(getpid()) + "_" + GetParam());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    store_ = std::make_unique<testing::TestStore>(GetParam(), (dir_ / "v4.db").string());
+  }
+  // The fixture `name` ("v4", "v5") as a store of the test's backend.
+  void load(const std::string& name) {
+    store_ = std::make_unique<testing::TestStore>(GetParam(), (dir_ / (name + ".db")).string());
     if (GetParam() == "sqlite")
-      fs::copy_file(kData + "v4.db", store_->location());
+      fs::copy_file(kData + name + ".db", store_->location());
     else
-      testing::PgConn(store_->location()).exec(read_all(kData + "v4_postgresql.sql"));
+      testing::PgConn(store_->location()).exec(read_all(kData + name + "_postgresql.sql"));
   }
   void TearDown() override {
     store_.reset();
@@ -56,7 +62,8 @@ class MigrationTest : public ::testing::TestWithParam<std::string> {
 
 INSTANTIATE_TEST_SUITE_P(Stores, MigrationTest, ::testing::ValuesIn(testing::all_backends()), testing::BackendName());
 
-TEST_P(MigrationTest, PreviousReleasesStoreMigratesToVersion5KeepingEveryRow) {
+TEST_P(MigrationTest, Version4StoreMigratesKeepingEveryRow) {
+  load("v4");
   ASSERT_EQ(query_int(location(), "SELECT max(version) FROM schema_version"), 4);
   const int64_t runs = query_int(location(), "SELECT count(*) FROM runs");
   const int64_t steps = query_int(location(), "SELECT count(*) FROM steps");
@@ -73,7 +80,7 @@ TEST_P(MigrationTest, PreviousReleasesStoreMigratesToVersion5KeepingEveryRow) {
   const std::string before = query_text(location(), fingerprints_sql);
 
   const Store store(location());
-  EXPECT_EQ(store.file_schema_version(), 5);
+  EXPECT_EQ(store.file_schema_version(), 6);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM runs"), runs);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM steps"), steps);
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM run_metrics"), metrics);
@@ -115,6 +122,62 @@ TEST_P(MigrationTest, PreviousReleasesStoreMigratesToVersion5KeepingEveryRow) {
   int64_t read_steps = 0;
   for (const auto& [id, list] : store.steps_of(ids)) read_steps += static_cast<int64_t>(list.size());
   EXPECT_EQ(read_steps, steps);
+  EXPECT_EQ(store.integrity_check(), "ok");
+}
+
+// Every column of every run, in one text: what a migration must not change.
+std::string runs_dump(const std::string& location, bool pg) {
+  const std::string row =
+      "run_id || '|' || group_id || '|' || case_name || '|' || variant || '|' || repeat_index || '|' || status || "
+      "'|' || reason || '|' || started_at || '|' || coalesce(finished_at, '') || '|' || host || '|' || pid || '|' "
+      "|| config_json || '|' || provenance_json || '|' || git_commit || '|' || git_branch || '|' || device_name || "
+      "'|' || world_size || '|' || hardware_fingerprint || '|' || source";
+  return query_text(location, pg ? "SELECT string_agg(" + row + ", '\n' ORDER BY run_id) FROM runs"
+                                 : "SELECT group_concat(r, '\n') FROM (SELECT " + row + " AS r FROM runs ORDER BY "
+                                   "run_id) AS x");
+}
+
+TEST_P(MigrationTest, Version5StoreMigratesToVersion6KeepingEveryRowAndGainsAlerts) {
+  load("v5");
+  const bool pg = GetParam() == "postgresql";
+  ASSERT_EQ(query_int(location(), "SELECT max(version) FROM schema_version"), 5);
+  std::map<std::string, int64_t> counts;
+  for (const char* table : {"runs", "steps", "run_metrics", "calibrations", "schema_version"})
+    counts[table] = query_int(location(), std::string("SELECT count(*) FROM ") + table);
+  ASSERT_EQ(counts["runs"], 7);
+  ASSERT_EQ(counts["steps"], 46);
+  const std::string runs_before = runs_dump(location(), pg);
+  const std::string steps_sql = "SELECT sum(step) + sum(tokens) + count(loss) FROM steps";
+  const std::string steps_before = query_text(location(), steps_sql);
+  const std::string metrics_sql = "SELECT count(value) || ':' || sum(value) FROM run_metrics";
+  const std::string metrics_before = query_text(location(), metrics_sql);
+
+  Store store(location());
+  EXPECT_EQ(store.file_schema_version(), 6);
+  for (const auto& [table, n] : counts)
+    EXPECT_EQ(query_int(location(), "SELECT count(*) FROM " + table), n + (table == "schema_version" ? 1 : 0))
+        << table;
+  EXPECT_EQ(runs_dump(location(), pg), runs_before);
+  EXPECT_EQ(query_text(location(), steps_sql), steps_before);
+  EXPECT_EQ(query_text(location(), metrics_sql), metrics_before);
+  for (const char* table : {"alerts", "alert_events", "outbox"})
+    EXPECT_EQ(query_int(location(), std::string("SELECT count(*) FROM ") + table), 0) << table;
+
+  // What version 6 adds works on the migrated store: an alert on one of its series, its outbox.
+  const auto run = store.runs().front();
+  Alert a;
+  a.key = "change|" + run.case_name + "|" + run.variant + "|step_time_median_s|2024-01-02";
+  a.case_name = run.case_name;
+  a.variant = run.variant;
+  a.hardware_fingerprint = run.hardware_fingerprint;
+  a.metric = "step_time_median_s";
+  a.summary = "step time +10%";
+  const auto raised = store.raise_alert(a);
+  EXPECT_TRUE(raised.added);
+  EXPECT_FALSE(store.raise_alert(a).added);
+  EXPECT_TRUE(store.enqueue_delivery(raised.id, "github:o/r"));
+  EXPECT_EQ(store.alerts().size(), 1u);
+  EXPECT_EQ(store.deliveries(raised.id).size(), 1u);
   EXPECT_EQ(store.integrity_check(), "ok");
 }
 

@@ -176,8 +176,8 @@ TEST_P(StoreTest, CreatesStoreWithCurrentSchema) {
   EXPECT_EQ(store.path(), path_);
   EXPECT_EQ(store.location(), path_);
   EXPECT_EQ(store.backend(), GetParam());
-  EXPECT_EQ(Store::code_schema_version(), 5);
-  EXPECT_EQ(store.file_schema_version(), 5);
+  EXPECT_EQ(Store::code_schema_version(), 6);
+  EXPECT_EQ(store.file_schema_version(), 6);
   ASSERT_EQ(sqlite_migrations().size(), postgresql_migrations().size());
   for (const Migration& m : scripts())
     EXPECT_EQ(raw(fmt::format("SELECT description FROM schema_version WHERE version = {}", m.version)),
@@ -321,15 +321,15 @@ TEST_P(StoreTest, RefusesNewerSchemaAndLeavesStoreUnchanged) {
     Store store(path_);
     store.begin_run(sample_run());
   }
-  store_exec(path_, "UPDATE schema_version SET version = 99 WHERE version = 5");
+  store_exec(path_, "UPDATE schema_version SET version = 99 WHERE version = 6");
   const std::string before = sqlite() ? read_bytes(path_) : "";
-  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 5", "refusing to open"});
+  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 6", "refusing to open"});
   if (sqlite()) {
     EXPECT_EQ(read_bytes(path_), before);
   }
   EXPECT_EQ(raw("SELECT max(version) FROM schema_version"), "99");
   EXPECT_EQ(raw("SELECT count(*) FROM runs"), "1");
-  store_exec(path_, "UPDATE schema_version SET version = 5 WHERE version = 99");  // for the integrity check
+  store_exec(path_, "UPDATE schema_version SET version = 6 WHERE version = 99");  // for the integrity check
 }
 
 TEST_P(StoreTest, RefusesStoreThatIsNotATwinbenchStore) {
@@ -359,7 +359,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   EXPECT_EQ(raw("SELECT count(*) FROM calibrations"), "(none)");
 
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 5);
+  EXPECT_EQ(store.file_schema_version(), 6);
 
   const auto old = store.run("old-run");
   ASSERT_TRUE(old);
@@ -413,7 +413,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   store.append_steps(id, fresh);
   expect_same_steps(store.steps(id), fresh);
 
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "5");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "6");
   EXPECT_EQ(raw("SELECT min(version) FROM schema_version"), "1");
   if (sqlite()) {
     EXPECT_EQ(RawDb(path_).text("PRAGMA journal_mode"), "wal");
@@ -432,7 +432,7 @@ TEST_P(StoreTest, MigratesVersion2StoreToStallsAndUnknownTimes) {
                     " eval_loss) VALUES ('v2-run', 0, 2.5, 0.125, 256, 1, 0, 0, NULL),"
                     " ('v2-run', 1, NULL, 0.0625, 256, 0, 1, 1, 2.75)");
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 5);
+  EXPECT_EQ(store.file_schema_version(), 6);
   const auto old = store.steps("v2-run");
   ASSERT_EQ(old.size(), 2u);
   EXPECT_EQ(old[0].loss, 2.5);
@@ -641,7 +641,7 @@ TEST_P(StoreTest, ConcurrentWritersLoseNothing) {
 
   Store store(path_);
   EXPECT_EQ(store.runs().size(), static_cast<size_t>(kWriters * kRuns));
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "5");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "6");
   for (int w = 0; w < kWriters; ++w) {
     RunFilter filter;
     filter.group_id = fmt::format("writer-{}", w);

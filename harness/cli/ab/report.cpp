@@ -31,9 +31,11 @@ nlohmann::ordered_json opt(const std::optional<double>& v) {
 
 std::string format_table(const AbResult& r) {
   std::string out;
-  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g} over {} look{} ({:.4g}% intervals)\n",
+  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g}, {} look{} ({:.4g}% intervals)\n",
                      r.case_label, r.variant, r.rounds.size(), order_text(r), r.stopped_because, r.alpha, r.looks,
                      r.looks == 1 ? "" : "s", 100 * r.confidence);
+  out += fmt::format("  intervals: {}\n", r.levels);
+  if (!r.what_decides.empty()) out += fmt::format("  undecided: {}\n", r.what_decides);
   out += fmt::format("  A = {}  commit {}  label {}\n", r.a.binary, r.commit_a, r.label_a);
   out += fmt::format("  B = {}  commit {}  label {}\n", r.b.binary, r.commit_b, r.label_b);
   out += fmt::format("  stored in {} under group {}\n", r.db, r.group_id);
@@ -80,6 +82,9 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   j["alpha"] = r.alpha;
   j["confidence"] = r.confidence;
   j["looks"] = r.looks;
+  j["plan"] = r.plan.looks;
+  j["levels"] = r.levels;
+  if (!r.what_decides.empty()) j["what_decides"] = r.what_decides;
   j["stopped_because"] = r.stopped_because;
   j["seconds"] = r.seconds;
   j["duet"] = r.duet;

@@ -1,0 +1,126 @@
+// What the store holds of alerts (schema v6, docs/alerts.md), as values: an
+// alert — one finding of the nightly, triage or branch analyses with its
+// lifecycle state —, the history of its states, which alerts to list, and the
+// outbox rows that say what was sent to whom. Separate from the Store
+// (store.h), as run_record.h is, so that analyses can hand alerts to reports
+// without the means to open a store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace twinbench::store {
+
+// What an alert found.
+enum class AlertKind {
+  kChange,   // a nightly change point in the bad direction (step time, loss, memory)
+  kMissing,  // a series that stopped completing for N nights
+  kFailure,  // a series whose newest night failed where it completed before
+  kBranch,   // a branch regression (compare / report branch)
+};
+
+// Where an alert is in its life. open -> acknowledged (seen, being looked at)
+// / expected (the new level is accepted: the nightly takes it as the series'
+// baseline and never raises that change again) / invalid (not a real change)
+// / fixed (closed by a person) / recovered (closed by the nightly: the series
+// came back, with the night).
+enum class AlertState { kOpen, kAcknowledged, kExpected, kInvalid, kFixed, kRecovered };
+
+// One outbox row's state: pending (not tried), sending (claimed by a sender;
+// a crash leaves it so, and a later sender takes it over once stale), sent
+// (never sent again), failed (retried by the next delivery), abandoned (failed
+// too often; reported, not retried).
+enum class DeliveryState { kPending, kSending, kSent, kFailed, kAbandoned };
+
+// "change", "missing", "failure", "branch"; "open", "acknowledged",
+// "expected", "invalid", "fixed", "recovered"; "pending", "sending", "sent",
+// "failed", "abandoned" — the stored names.
+std::string_view to_string(AlertKind kind);
+std::string_view to_string(AlertState state);
+std::string_view to_string(DeliveryState state);
+// std::invalid_argument naming the value and the names there are.
+AlertKind alert_kind_from_string(std::string_view name);
+AlertState alert_state_from_string(std::string_view name);
+DeliveryState delivery_state_from_string(std::string_view name);
+// open and acknowledged: the states a finding is still live in (the nightly
+// may close it as recovered).
+bool is_active(AlertState state);
+
+// One row of `alerts`.
+struct Alert {
+  int64_t id = 0;   // assigned by Store::raise_alert
+  std::string key;  // the finding's identity (kind, series, change point): one alert per key, ever
+  AlertKind kind = AlertKind::kChange;
+  AlertState state = AlertState::kOpen;
+  // The series: case, implementation, hardware (fingerprint and description), metric ("" for missing/failure).
+  std::string case_name, variant, hardware_fingerprint, hardware, metric;
+  // Nightly: the first night at the new level (change) or the first night
+  // missed (missing, failure), the last night before it, and their commits.
+  std::string night, night_before, commit, commit_before;
+  // Branch: the two refs (and `commit` the candidate's head when known).
+  std::string baseline_ref, candidate_ref;
+  // The verdict's numbers where it has them: the levels before and after, the
+  // relative change with its interval, the family-wise p-value.
+  std::optional<double> before, after, change, change_low, change_high, p_value;
+  std::string summary;  // one line, what a list shows
+  std::string culprit;  // the first bad commit, when triage's bisect found one
+  // Links to report pages ("links": {"nightly": ..., "bisect": ...}), the
+  // reproduce command ("reproduce"), the smallest detectable change, ...: a JSON object.
+  std::string details_json = "{}";
+  std::string raised_at, updated_at;  // ISO-8601 UTC, set by the store
+  // The last state change: who, when, their note; a recovery's night.
+  std::string state_by, state_at, note, resolved_night;
+};
+
+// One state change of an alert (`alert_events`): raised, then each change.
+struct AlertEvent {
+  int64_t alert_id = 0;
+  std::string at;                           // ISO-8601 UTC (the store's clock)
+  std::string by;                           // who: "alice@host", "nightly", ...
+  std::optional<AlertState> from;           // nullopt: the alert was raised
+  AlertState to = AlertState::kOpen;
+  std::string note, night;
+};
+
+// Which alerts to list; an unset field matches everything. Newest first.
+struct AlertFilter {
+  std::optional<AlertState> state;
+  std::optional<AlertKind> kind;
+  bool active_only = false;  // open or acknowledged
+  std::optional<std::string> case_name, variant, metric;
+  std::optional<int64_t> limit;
+};
+
+// A change of state (Store::change_alert_state).
+struct AlertTransition {
+  AlertState to = AlertState::kAcknowledged;
+  std::string by;    // who (stored)
+  std::string note;  // why (stored; may be empty)
+  std::string night;  // recovered: the night the series came back
+  // The states the alert may be in for the change to happen (empty: any state but `to`).
+  std::vector<AlertState> only_from;
+};
+
+// What Store::raise_alert did.
+struct RaisedAlert {
+  int64_t id = 0;
+  bool added = false;  // false: an alert of that key existed already (nothing written)
+};
+
+// One row of `outbox`: one alert to one target.
+struct Delivery {
+  int64_t alert_id = 0;
+  // The target's identity without its secret: "github:owner/repo",
+  // "webhook:<first 16 hex digits of the URL's SHA-256>", "smtp:host/to".
+  std::string target;
+  DeliveryState state = DeliveryState::kPending;
+  int64_t attempts = 0;
+  std::string last_error;  // masked by the sender: never a secret
+  std::string created_at, claimed_by, claimed_at, sent_at;
+  std::string receipt;  // what the target answered: an issue's URL, a message id, ...
+};
+
+}  // namespace twinbench::store
