@@ -4,8 +4,10 @@
 # holds build.sh, which writes ./twinbench: a wrapper around an already-built
 # twinbench binary ($TWINBENCH_UNDER_TEST at build time) that sets
 # TWINBENCH_TEST_SLOW_OP from the commit's file slow_op, so the commits from
-# SLOW_AT on run every training step PERCENT% slower (harness/run/slowdown.cpp)
-# and the ones before it do not.
+# SLOW_AT on run every training step PERCENT% slower (harness/run/hooks/slowdown.cpp)
+# and the ones before it do not (or, with BASE_OP set, carry that value instead:
+# a good end made with a test hook, which bisect must refuse as a baseline). The
+# wrapper allows the hook explicitly (TWINBENCH_ALLOW_TEST_HOOKS=1).
 #
 #   ci/bisect_repo.sh DIR COMMITS SLOW_AT PERCENT [BROKEN_AT ...]
 #     DIR      created; must not exist
@@ -15,7 +17,7 @@
 #     BROKEN_AT positions whose build.sh fails (as `git bisect skip` meets them)
 # Build a commit:  (cd worktree && TWINBENCH_UNDER_TEST=/path/to/twinbench sh build.sh)
 set -euo pipefail
-[[ $# -ge 4 ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[[ $# -ge 4 ]] || { sed -n '2,19p' "$0" >&2; exit 2; }
 dir=$1 commits=$2 slow_at=$3 percent=$4
 shift 4
 broken=" $* "
@@ -26,7 +28,7 @@ cd "$dir"
 git init -q -b main .
 git() { command git -c user.name=twinbench -c user.email=twinbench@localhost -c commit.gpgsign=false "$@"; }
 for (( i = 0; i < commits; i++ )); do
-  if (( slow_at > 0 && i >= slow_at )); then echo "step:$percent" > slow_op; else : > slow_op; fi
+  if (( slow_at > 0 && i >= slow_at )); then echo "step:$percent" > slow_op; else echo "${BASE_OP:-}" > slow_op; fi
   if [[ $broken == *" $i "* ]]; then
     printf '#!/bin/sh\necho "build.sh: error: commit %s does not build" >&2\nexit 1\n' "$i" > build.sh
   else
@@ -37,7 +39,7 @@ for (( i = 0; i < commits; i++ )); do
 op=$(cat slow_op)
 {
   echo '#!/bin/sh'
-  [ -n "$op" ] && echo "TWINBENCH_TEST_SLOW_OP=$op; export TWINBENCH_TEST_SLOW_OP"
+  [ -n "$op" ] && echo "TWINBENCH_TEST_SLOW_OP=$op TWINBENCH_ALLOW_TEST_HOOKS=1; export TWINBENCH_TEST_SLOW_OP TWINBENCH_ALLOW_TEST_HOOKS"
   echo "exec '$TWINBENCH_UNDER_TEST' \"\$@\""
 } > twinbench
 chmod +x twinbench

@@ -4,11 +4,17 @@
 # this checkout — and the candidate (this checkout), then run them against each
 # other as interleaved, adaptive pairs: one `twinbench ab` session per case and
 # implementation (rounds AB or BA at random until the step-time verdict decides
-# or the session's budget is spent), with the false-alarm rate split over the
-# sessions. Then render the branch report of those sessions and print the
-# markdown summary (for a pull-request comment). Exit 1 when a session found a
-# regression, 2 when a session could not run (a refusal: its message says why).
-#   usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]
+# or the session's budget is spent; each session stops on its share of the
+# false-alarm rate). Then render the branch report of those sessions and print
+# the markdown summary (for a pull-request comment): its verdicts judge all the
+# sessions as one family (Holm, docs/verdicts.md §4 and §12), each at the level
+# its looks spent. Exit 1 when that comparison finds a regression, 2 when a
+# session could not run (a refusal: its message says why).
+# With --github (in a GitHub Actions job) or --gitlab (GitLab CI) the verdict
+# goes on the pull request too: a check run (commit status) on its head commit
+# and one comment edited in place (docs/alerts.md); --comment MODE and --alerts
+# are passed on to `twinbench compare`.
+#   usage: ci/branch-report.sh [--github|--gitlab] [--comment always|on-change|never] [--alerts] BASELINE_REF [CANDIDATE_LABEL]
 # Environment:
 #   TWINBENCH_DB (default twinbench.db), TWINBENCH_OUT (default twinbench-report)
 #   TWINBENCH_GATE_CASES     cases to gate on (default "01_base")
@@ -23,7 +29,15 @@
 #   TWINBENCH_BASELINE_DIR   the baseline's worktree (default .twinbench-baseline)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-baseline="${1:?usage: ci/branch-report.sh BASELINE_REF [CANDIDATE_LABEL]}"
+deliver=()
+while (($#)); do
+  case "$1" in
+    --github | --gitlab | --alerts) deliver+=("$1"); shift ;;
+    --comment) deliver+=("$1" "${2:?--comment needs always, on-change or never}"); shift 2 ;;
+    *) break ;;
+  esac
+done
+baseline="${1:?usage: ci/branch-report.sh [--github|--gitlab] [--comment MODE] [--alerts] BASELINE_REF [CANDIDATE_LABEL]}"
 candidate="${2:-${TWINBENCH_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}"
 db="${TWINBENCH_DB:-twinbench.db}"
 out="${TWINBENCH_OUT:-twinbench-report}"
@@ -55,20 +69,21 @@ tb=build/harness/twinbench
 label_a="$baseline@${base_commit:0:9}"
 label_b="$candidate"
 sessions=$(( ${#cases[@]} * ${#variants[@]} ))
-# Bonferroni over the sessions: the whole gate raises a false alarm with probability at most alpha.
-alpha=$(python3 -c "print(${TWINBENCH_GATE_ALPHA:-0.05} / $sessions)")
-status=0
+gate_alpha=${TWINBENCH_GATE_ALPHA:-0.05}
+# Each session stops on its Bonferroni share; the gate's verdict below is Holm's over all of them,
+# which rejects whatever a session rejected and never holds the family's rate less.
+alpha=$(python3 -c "print($gate_alpha / $sessions)")
 for c in "${cases[@]}"; do
   for v in "${variants[@]}"; do
-    rc=0
     # Each build records its own commit (CI's TWINBENCH_COMMIT would label both alike).
     env -u TWINBENCH_COMMIT -u TWINBENCH_BRANCH "$tb" ab --a "$a" --b "$b" --case "$c" --variant "$v" --db "$db" \
       --label-a "$label_a" --label-b "$label_b" --alpha "$alpha" --budget "${TWINBENCH_GATE_BUDGET:-600}" \
-      --max-rounds "${TWINBENCH_GATE_MAX_ROUNDS:-24}" --fail-on-regression >&2 || rc=$?
-    if (( rc == 1 )); then status=1; elif (( rc != 0 )); then exit "$rc"; fi
+      --max-rounds "${TWINBENCH_GATE_MAX_ROUNDS:-24}" >&2
   done
 done
 mkdir -p "$out"
-"$tb" report branch --db "$db" --baseline "$label_a" --candidate "$label_b" --out "$out" >&2
-"$tb" compare --db "$db" --baseline "$label_a" --candidate "$label_b" | tee "$out/branch.md"
+"$tb" report branch --db "$db" --baseline "$label_a" --candidate "$label_b" --alpha "$gate_alpha" --out "$out" >&2
+status=0
+"$tb" compare --db "$db" --baseline "$label_a" --candidate "$label_b" --alpha "$gate_alpha" --fail-on-regression \
+  "${deliver[@]}" | tee "$out/branch.md" || status=${PIPESTATUS[0]}
 exit "$status"

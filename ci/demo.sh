@@ -5,18 +5,19 @@
 # over 2 Gloo ranks, about 6 GB of memory each; what cannot run here recorded as skipped with the
 # reason) — into ./twinbench.db and print the MaxView tables. The matrix is
 # adaptive (docs/verdicts.md, "The main job decides"): each case runs as
-# interleaved pairs until its step-time verdict is decisive, its share of the
-# budget is spent or the maximum of pairs is reached. Then render the pair
+# interleaved pairs, the budget going to the cases most likely to decide, until
+# its step-time verdict is decisive, it is futile, the budget is spent or the
+# maximum of pairs is reached. Then render the pair
 # report and the index for that matrix and print the path of index.html, and
 # last the command that serves the store live (docs/serve.md).
 # Extra arguments go to `twinbench matrix` (e.g. train.steps=20).
 #   TWINBENCH_THREADS         intra-op threads per run (default 1: half the run-level noise of 2)
 #   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 360)
-#   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 12)
-# Measured on the 2-core development host (docs/verdicts.md, section 11): the
-# matrix takes about 5-6 minutes; its verdicts there were all inconclusive (run
-# noise of 2-9% per pair), which that section explains; ci/campaigns/main_job_campaign.sh
-# compares settings.
+#   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 8: a plan the budget can reach, so that
+#                             its last look spends the most; docs/verdicts.md §11)
+# On the 2-core development host the matrix takes about 6 minutes; how many of
+# its cases decide there, and why not more, is docs/verdicts.md section 11;
+# ci/campaigns/main_job_campaign.sh compares settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -25,7 +26,7 @@ tb=build/harness/twinbench
 export TWINBENCH_THREADS="${TWINBENCH_THREADS:-1}"
 $tb calibrate --db twinbench.db
 $tb plan --all
-$tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-360}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-12}" \
+$tb matrix --reduced --adaptive --budget "${TWINBENCH_DEMO_BUDGET:-360}" --max-pairs "${TWINBENCH_DEMO_MAX_PAIRS:-8}" \
   --db twinbench.db "$@"
 $tb report pair --db twinbench.db --out twinbench-report
 echo "Live, every report of this store at a stable URL (http://127.0.0.1:8080/, Ctrl-C stops it):"

@@ -21,6 +21,10 @@ packages=(
   wrk  # ci/campaigns/serve_bench.sh: the server under concurrent clients
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
   python3-torch  # ci/campaigns/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)
+  patchelf mmdebstrap  # ci/gpu_kit.sh: the kit's binary finds its libraries in ../lib; its rehearsal on a bare Debian root
+  libcurl4-openssl-dev  # notifications and pull-request delivery: HTTP(S) and SMTP (harness/cli/delivery/)
+  python3-aiosmtpd  # delivery tests: a real local SMTP server (tests/tools/fake_smtp.py)
+  cmark-gfm  # ci/delivery_outcomes.sh: the pull-request comment rendered as GitHub renders markdown
 )
 
 missing=()

@@ -17,6 +17,10 @@ summary+=("setup (apt): $(($(date +%s) - t0)) s")
 t=$(date +%s)
 bash ci/venv.sh  # both lines' tests run the venv's implementations (eager, compiled, linen, nnx)
 summary+=("setup (venv): $(($(date +%s) - t)) s")
+if [[ " $lines " == *" cuda "* && $(id -u) -eq 0 ]]; then
+  # The GPU kit's rehearsal (a cuda-line test) needs a bare Debian root: made meanwhile, mostly downloads.
+  bash ci/gpu_kit/bare_root.sh >/dev/null 2>"${TMPDIR:-/tmp}/twinbench-bare-root.log" &
+fi
 for line in $lines; do
   dir=build; [[ "$line" == cuda ]] && dir=build-cuda
   t=$(date +%s)

@@ -70,19 +70,23 @@ Fp8SiteState* site_from(const torch::autograd::AutogradContext* ctx) {
 struct Fp8MatmulFunction : public torch::autograd::Function<Fp8MatmulFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& w, Fp8SiteState* site, Fp8Scaling scaling, bool record) {
-    // Contiguous fp32 copies: identical values give identical bits whatever the caller's
-    // layout (a Linear's [out, in] weight transposed, or a canonical [in, out] kernel).
-    const auto xc = x.to(torch::kFloat).contiguous();  // [N, in]
-    const auto wc = w.to(torch::kFloat).contiguous();  // [in, out]
+    // The weight stays in its own layout (a Linear's [out, in] weight arrives transposed, a
+    // canonical kernel as [in, out]): rounding is elementwise, so nothing is copied, and the
+    // backward returns its gradient in that layout (quant::transposed, docs/verdicts.md §15).
+    const bool wt = transposed(w);
+    const auto xc = x.to(torch::kFloat).contiguous();                // [N, in]
+    const auto wn = (wt ? w.t() : w).to(torch::kFloat).contiguous();  // [out, in] or [in, out]: no copy
     torch::Tensor scratch_x = site->amax_history_x, scratch_w = site->amax_history_w;
     auto& hist_x = record ? site->amax_history_x : scratch_x;
     auto& hist_w = record ? site->amax_history_w : scratch_w;
     const auto sx = fp8_scale(fp8_scaling_amax(scaling, hist_x, site->length, abs_max(xc)), kE4m3Max);
-    const auto sw = fp8_scale(fp8_scaling_amax(scaling, hist_w, site->length, abs_max(wc)), kE4m3Max);
+    const auto sw = fp8_scale(fp8_scaling_amax(scaling, hist_w, site->length, abs_max(wn)), kE4m3Max);
     const auto xs = round_to_e4m3(xc * sx);  // [N, in], on the e4m3 grid (scaled)
-    const auto ws = round_to_e4m3(wc * sw);  // [in, out]
+    const auto wsn = round_to_e4m3(wn * sw);
+    const auto ws = wt ? wsn.t() : wsn;      // [in, out]
     ctx->save_for_backward({xs, ws, sx, sw});
     ctx->saved_data["site"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(site));
+    ctx->saved_data["transposed"] = wt;
     ctx->saved_data["delayed"] = scaling == Fp8Scaling::kDelayed;
     if (native(Mode::kFp8, x.device()))  // fp8 tensor cores, where this shape has a kernel
       if (auto y = compat::fp8_gemm(xs, false, ws, false, 1 / sx, 1 / sw)) return *y;
@@ -108,7 +112,10 @@ struct Fp8MatmulFunction : public torch::autograd::Function<Fp8MatmulFunction> {
     };
     torch::Tensor grad_x, grad_w;
     if (ctx->needs_input_grad(0)) grad_x = product(gs, true, sg, ws.t(), false, sw);
-    if (ctx->needs_input_grad(1)) grad_w = product(xs.t(), false, sx, gs, true, sg);
+    if (ctx->needs_input_grad(1))
+      grad_w = ctx->saved_data.at("transposed").toBool() ? product(gs.t(), true, sg, xs, false, sx).t()  // [out, in]
+                                                          : product(xs.t(), false, sx, gs, true, sg);
+
     return {grad_x, grad_w, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };

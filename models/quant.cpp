@@ -8,6 +8,8 @@
 
 namespace twinbench::quant {
 
+bool transposed(const torch::Tensor& w) { return w.dim() == 2 && !w.is_contiguous() && w.t().is_contiguous(); }
+
 namespace {
 
 constexpr double kInt8Max = 127.0;
@@ -30,11 +32,10 @@ torch::Tensor int8_levels(const torch::Tensor& x32, const Int8Scale& s) {
 // Straight-through int8 fake quantization: forward returns fake_quant_int8(x, dim) exactly,
 // backward passes the incoming gradient through unchanged (the identity STE of
 // x + (q(x) - x).detach(), without that expression's fp32 rounding of the forward value).
+// The result keeps x's layout.
 struct Int8SteFunction : public torch::autograd::Function<Int8SteFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* /*ctx*/, const torch::Tensor& x, int64_t dim) {
-    // Contiguous first: the quantized operand has the same layout (and the matmul the same
-    // BLAS call) for a canonical [in, out] kernel and a transposed Linear weight.
-    return fake_quant_int8(x.contiguous(), dim);
+    return fake_quant_int8(x, dim);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* /*ctx*/,
                                                  torch::autograd::variable_list grad_outputs) {
@@ -64,7 +65,8 @@ struct Int8GemmFunction : public torch::autograd::Function<Int8GemmFunction> {
     const auto& g = grad_outputs[0];
     const auto g2 = g.reshape({-1, g.size(-1)});
     const auto x2 = saved[0].reshape({-1, saved[0].size(-1)});
-    return {g.matmul(saved[1].t()), x2.t().mm(g2)};
+    // grad_w in wq's own layout (as torch's mm backward does): [out, in]-contiguous for a Linear's weight.
+    return {g.matmul(saved[1].t()), transposed(saved[1]) ? g2.t().mm(x2).t() : x2.t().mm(g2)};
   }
 };
 
@@ -124,7 +126,12 @@ torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in
       return torch::matmul(x, w_in_out);
     case Mode::kInt8: {
       const auto xq = Int8SteFunction::apply(x.to(torch::kFloat), int64_t{-1});        // per token
-      const auto wq = Int8SteFunction::apply(w_in_out.to(torch::kFloat), int64_t{0});  // per output channel
+      // Per output channel, in the weight's own layout: a Linear's [out, in] weight is quantized
+      // row by row and handed to the matmul transposed, so that nothing is copied and its
+      // gradient comes back [out, in]-contiguous like the weight's .grad (docs/verdicts.md §15).
+      const auto wq = transposed(w_in_out)
+                          ? Int8SteFunction::apply(w_in_out.t().to(torch::kFloat), int64_t{1}).t()
+                          : Int8SteFunction::apply(w_in_out.to(torch::kFloat), int64_t{0});
       if (native(Mode::kInt8, x.device())) return Int8GemmFunction::apply(xq, wq);    // int32 accumulation
       return torch::matmul(xq, wq);
     }

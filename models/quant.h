@@ -24,9 +24,9 @@ struct QuantContext {
 };
 
 // y = x @ W for x [..., in] and a 2-D weight given as [in, out] (the canonical kernel viewed as
-// 2-D, or a Linear weight [out, in] transposed): identical values give bit-identical outputs and
-// gradients whatever the weight's memory layout (int8 and fp8; for kNone the layout decides the
-// BLAS call as it would for torch::matmul). `site` names the site (fp8 state key, error messages).
+// 2-D, or a Linear weight [out, in] transposed): identical values give the same outputs and
+// gradients whatever the weight's memory layout, up to the order of the fp32 accumulation, which
+// the layout decides (the BLAS call is NN for a kernel and NT for a Linear weight, never a copy). `site` names the site (fp8 state key, error messages).
 //  - kInt8: symmetric int8 fake quantization, per-output-channel weight scales (amax over `in`
 //    / 127) and per-token activation scales (amax over the feature dim / 127), round half to
 //    even, clamp to [-127, 127]; the matmul runs in fp32 on the dequantized values. Gradients use
@@ -52,6 +52,11 @@ QuantContext make_context(const std::string& mode, const std::string& fp8_scalin
 
 torch::Tensor quantized_matmul(const torch::Tensor& x, const torch::Tensor& w_in_out, const QuantContext& ctx,
                                const std::string& site);
+
+// Whether a 2-D weight is the transposed view of a contiguous tensor (a torch Linear's
+// [out, in] weight handed over as [in, out]): the quantized sites then work in that layout,
+// copying nothing and returning the weight's gradient [out, in]-contiguous.
+bool transposed(const torch::Tensor& w);
 
 // Symmetric int8 fake quantization of `x` with one scale per slice along `dim` (amax over `dim`
 // / 127; a slice of zeros keeps scale 0 and stays zero): round(x / s) clamped to [-127, 127],

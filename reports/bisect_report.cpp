@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/metrics/catalogue.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/why_section.h"
 #include "reports/svg.h"
@@ -106,11 +107,11 @@ nlohmann::ordered_json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-}  // namespace
-
 std::string bisect_page_name(const BisectResult& r) {
   return fmt::format("bisect-{}-{}.html", short_sha(r.history.front().sha), short_sha(r.history.back().sha));
 }
+
+}  // namespace
 
 std::string bisect_text(const BisectResult& r) {
   std::string out = "twinbench bisect: " + headline(r) + "\n\n";
@@ -119,7 +120,7 @@ std::string bisect_text(const BisectResult& r) {
   for (size_t k = 0; k < r.probes.size(); ++k) {
     const Probe& p = r.probes[k];
     rows.push_back({role(r, k), short_sha(r.history[p.index].sha), against(p), change_of(p), verdict_of(p),
-                    class_of(p), std::to_string(p.rounds), p.reused ? "-" : fmt::format("{:.0f}", p.seconds),
+                    class_of(p) + hooks_flag(p.test_hooks), std::to_string(p.rounds), p.reused ? "-" : fmt::format("{:.0f}", p.seconds),
                     subject_cell(r.history[p.index].subject)});
   }
   std::array<size_t, 9> width{};
@@ -133,12 +134,15 @@ std::string bisect_text(const BisectResult& r) {
   for (const Probe& p : r.probes)
     if (p.cls == ProbeClass::kSkipped || p.cls == ProbeClass::kInconclusive)
       out += fmt::format("  {} {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls), p.explanation);
+  for (const Probe& p : r.probes)
+    if (!p.test_hooks.empty()) out += fmt::format("  {} {}\n", short_sha(r.history[p.index].sha), hooks_text({{"", p.test_hooks}}));
   out += fmt::format("\nresult: {}\n", answer(r));
   if (r.why) out += "\n" + why_console(*r.why, "");  // the culprit's why (explain_analysis.h)
   return out;
 }
 
-std::string bisect_markdown(const BisectResult& r) {
+std::string BisectReport::markdown() const {
+  const BisectResult& r = r_;
   auto cell = [](std::string s) {  // a table cell: no pipe or newline breaks the row
     for (char& c : s)
       if (c == '|' || c == '\n') c = c == '|' ? '/' : ' ';
@@ -152,19 +156,24 @@ std::string bisect_markdown(const BisectResult& r) {
     const bool culprit = r.outcome == BisectOutcome::kFound && &p == r.probe_of(r.first_bad);
     out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}{} | {} |\n", role(r, k),
                        short_sha(r.history[p.index].sha), cell(subject_cell(r.history[p.index].subject)), against(p), change_of(p),
-                       verdict_of(p), class_of(p), culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
+                       verdict_of(p), class_of(p) + hooks_flag(p.test_hooks),
+                       culprit ? " — **first " + compare::sought_word(r.find) + "**" : "", p.rounds);
   }
   std::string notes;
   for (const Probe& p : r.probes)
     if (p.cls == ProbeClass::kSkipped || p.cls == ProbeClass::kInconclusive)
       notes += fmt::format("- `{}` {}: {}\n", short_sha(r.history[p.index].sha), compare::to_string(p.cls),
                            cell(p.explanation));
+  for (const Probe& p : r.probes)
+    if (!p.test_hooks.empty())
+      notes += fmt::format("- `{}` {}\n", short_sha(r.history[p.index].sha), cell(hooks_text({{"", p.test_hooks}})));
   if (!notes.empty()) out += "\n" + notes;
   if (r.why) out += why_markdown(*r.why);
   return out;
 }
 
-std::string bisect_json(const BisectResult& r) {
+std::string BisectReport::json() const {
+  const BisectResult& r = r_;
   nlohmann::ordered_json j;
   j["outcome"] = compare::to_string(r.outcome);
   j["case"] = r.case_name;
@@ -221,6 +230,7 @@ std::string bisect_json(const BisectResult& r) {
     x["reused"] = p.reused;
     x["seconds"] = p.seconds;
     x["explanation"] = p.explanation;
+    x["test_hooks"] = p.test_hooks;  // "" for real runs
     probes.push_back(x);
   }
   j["sessions"] = r.probes.size();
@@ -229,6 +239,8 @@ std::string bisect_json(const BisectResult& r) {
   if (r.why) j["why"] = why_json(*r.why);
   return j.dump(2);
 }
+
+namespace {
 
 std::string bisect_html(const BisectResult& r) {
   std::string body = html::section("answer", compare::to_string(r.outcome), "<p>" + html::escape(answer(r)) + "</p>");
@@ -242,7 +254,8 @@ std::string bisect_html(const BisectResult& r) {
                     html::clipped(r.history[p.index].subject), html::escape(against(p)),
                     html::num(html::verdict_text(html::escape(change_of(p)), verdict_of(p))),
                     html::badge(verdict_of(p)),
-                    (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) + html::escape(class_of(p)),
+                    (culprit ? "<strong>first " + compare::sought_word(r.find) + "</strong> · " : std::string()) +
+                        html::escape(class_of(p)) + hooks_flag_html(p.test_hooks),
                     html::num(html::escape(std::to_string(p.rounds))), html::escape(p.explanation)});
   }
   body += html::section("probes", "Probes, in the order made",
@@ -300,12 +313,8 @@ std::string bisect_html(const BisectResult& r) {
   return html::render_page(page);
 }
 
-}  // namespace twinbench::reports
+}  // namespace
 
-namespace twinbench::reports {
-
-std::string BisectReport::markdown() const { return bisect_markdown(r_); }
-std::string BisectReport::json() const { return bisect_json(r_); }
 std::vector<HtmlPage> BisectReport::pages() const { return {{bisect_page_name(r_), bisect_html(r_)}}; }
 
 }  // namespace twinbench::reports

@@ -18,18 +18,14 @@ class BisectReport : public Report {
  public:
   explicit BisectReport(const compare::BisectResult& result) : r_(result) {}
   std::string markdown() const override;
-  std::string json() const override;
+  std::string json() const override;  // fields in docs/cli.md
   std::vector<HtmlPage> pages() const override;  // bisect-<good>-<bad>.html
 
  private:
   const compare::BisectResult& r_;
 };
 
+// The terminal table `twinbench bisect` prints.
 std::string bisect_text(const compare::BisectResult& result);
-std::string bisect_markdown(const compare::BisectResult& result);
-std::string bisect_json(const compare::BisectResult& result);  // fields in docs/cli.md
-std::string bisect_html(const compare::BisectResult& result);
-// "bisect-<good>-<bad>.html" (short hashes).
-std::string bisect_page_name(const compare::BisectResult& result);
 
 }  // namespace twinbench::reports

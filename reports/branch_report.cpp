@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/compare/comparison_json.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
 #include "reports/why_section.h"
@@ -17,11 +18,11 @@ using compare::Comparison;
 using compare::format_diff;
 using compare::RunView;
 
+namespace {
+
 std::string branch_page_name(const std::string& baseline_ref, const std::string& candidate_ref) {
   return "branch-" + safe_name(candidate_ref) + "-vs-" + safe_name(baseline_ref) + ".html";
 }
-
-namespace {
 
 // The judged step time's change with its interval, "-" when absent.
 std::string step_change(const Comparison& c) {
@@ -29,10 +30,6 @@ std::string step_change(const Comparison& c) {
     if (m.spec.name == "step_time_median_s" && !m.change.empty()) return m.change;
   return "-";
 }
-
-}  // namespace
-
-namespace {
 
 // "Only in the baseline (not compared): 01_base / eager, 04_int8 / linen." per side, or "".
 std::string one_sided_text(const BranchAnalysis& r) {
@@ -46,13 +43,11 @@ std::string one_sided_text(const BranchAnalysis& r) {
   return out;
 }
 
-}  // namespace
-
 std::string branch_html(const BranchAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
     rows.push_back({"<a href=\"#" + html::escape(html::slug(c.case_name + "-" + c.variant)) + "\">" +
-                        html::clipped(c.case_name, true) + "</a>",
+                        html::clipped(c.case_name, true) + "</a>" + hooks_flag_html(hooks_of(c)),
                     html::clipped(c.variant, true), html::badge(compare::to_string(c.worst)),
                     html::num(html::escape(step_change(c))), html::badge(c.status_b, c.reason_b)});
   std::string intro = "<p>" + html::escape(r.baseline_how) + ".</p>\n";
@@ -91,24 +86,27 @@ std::string branch_html(const BranchAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string branch_markdown(const BranchAnalysis& r) {
+}  // namespace
+
+std::string BranchReport::markdown() const {
+  const BranchAnalysis& r = a_;
   std::string out = fmt::format("## twinbench: `{}` vs `{}` — {} regression{}\n\n{}.\n\n", r.candidate_ref,
                                 r.baseline_ref, r.regressions, r.regressions == 1 ? "" : "s", r.baseline_how);
   if (const std::string one_sided = one_sided_text(r); !one_sided.empty()) out += one_sided + "\n\n";
   out += "| Case | Implementation | Worst verdict | Median s/step change [CI] | Candidate status |\n|---|---|---|---:|---|\n";
   for (const auto& c : r.comparisons)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", c.case_name, c.variant, compare::to_string(c.worst),
-                       step_change(c), c.status_b);
+    out += fmt::format("| {}{} | {} | {} | {} | {} |\n", c.case_name, hooks_flag(hooks_of(c)), c.variant,
+                       compare::to_string(c.worst), step_change(c), c.status_b);
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const Comparison& c = r.comparisons[i];
-    const bool bad = c.worst == compare::Verdict::kRegressed || c.worst == compare::Verdict::kNewFailure;
+    const bool bad = compare::is_bad(c.worst);
     std::vector<const compare::MetricComparison*> open;  // timing verdicts these runs could not decide
     for (const auto& m : c.metrics)
       if (m.verdict == compare::Verdict::kInconclusive && m.spec.judge == metrics::Judge::kTime) open.push_back(&m);
     if (!bad && open.empty()) continue;
     out += fmt::format("\n### {} / {}: {}\n\n", c.case_name, c.variant, compare::to_string(c.worst));
     for (const auto& m : c.metrics)
-      if (m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kNewFailure)
+      if (compare::is_bad(m.verdict))
         out += fmt::format("- **{}**: {} → {} ({}): {}\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
                            metrics::format_value(m.spec, m.candidate), format_diff(m), m.explanation);
     if (c.worst == compare::Verdict::kNewFailure) out += fmt::format("- candidate {}: {}\n", c.status_b, c.reason_b);
@@ -119,7 +117,8 @@ std::string branch_markdown(const BranchAnalysis& r) {
   return out;
 }
 
-std::string branch_json(const BranchAnalysis& r) {
+std::string BranchReport::json() const {
+  const BranchAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "branch";
   j["baseline"] = r.baseline_ref;
@@ -140,12 +139,6 @@ std::string branch_json(const BranchAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string BranchReport::markdown() const { return branch_markdown(a_); }
-std::string BranchReport::json() const { return branch_json(a_); }
 std::vector<HtmlPage> BranchReport::pages() const {
   return {{branch_page_name(a_.baseline_ref, a_.candidate_ref), branch_html(a_)}};
 }

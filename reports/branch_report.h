@@ -22,9 +22,5 @@ class BranchReport : public Report {
   const compare::BranchAnalysis& a_;
 };
 
-std::string branch_page_name(const std::string& baseline_ref, const std::string& candidate_ref);
-std::string branch_html(const compare::BranchAnalysis& analysis);
-std::string branch_markdown(const compare::BranchAnalysis& analysis);
-std::string branch_json(const compare::BranchAnalysis& analysis);
 
 }  // namespace twinbench::reports

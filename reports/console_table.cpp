@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "harness/metrics/catalogue.h"
+#include "reports/hook_marks.h"
 #include "reports/why_section.h"
 
 namespace twinbench::reports {
@@ -26,13 +27,19 @@ std::optional<double> scaled(const metrics::Metric& m, const std::optional<doubl
 std::string console_verdict(const compare::MetricComparison& m) {
   const std::string verdict = compare::to_string(m.verdict);
   if (m.spec.judge == metrics::Judge::kTime && !m.change.empty()) return verdict + " " + m.change;
-  const bool judged = m.verdict == compare::Verdict::kRegressed || m.verdict == compare::Verdict::kImproved ||
-                      m.verdict == compare::Verdict::kNoChange || m.verdict == compare::Verdict::kInconclusive;
-  if (m.spec.judge == metrics::Judge::kRate && judged && !m.spec.derived_from.empty()) {
+  if (m.spec.judge == metrics::Judge::kRate && compare::is_judgement(m.verdict) && !m.spec.derived_from.empty()) {
     const metrics::Metric* time = metrics::find(m.spec.derived_from);
     return verdict + " (as " + (time ? time->label : m.spec.derived_from) + ")";
   }
   return verdict;
+}
+
+// "! made with test hooks: ..." under a table whose runs had them (hook_marks.h), or "".
+std::string hooks_line(const compare::RunTable& t) {
+  std::vector<HookedSide> sides;
+  for (const auto& c : t.columns) sides.push_back({c.variant, c.test_hooks});
+  const std::string text = hooks_text(sides);
+  return text.empty() ? "" : "! " + text + "\n";
 }
 
 std::string table_text(const std::string& title, const compare::RunTable& t) {
@@ -41,7 +48,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   if (!any_metrics) {
     std::string out = fmt::format("== {} ==\n", title);
     for (const auto& c : t.columns) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
-    return out;
+    return out + hooks_line(t);
   }
   const auto& cols = t.columns;
   const bool diff = cols.size() == 2 && cols[0].measured && cols[1].measured;
@@ -51,7 +58,7 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   const bool judged = diff && std::any_of(t.rows.begin(), t.rows.end(), [](const compare::TableRow& r) {
     return r.verdict.has_value();
   });
-  if (judged) out += fmt::format("  {}", fmt::format("Verdict [{:.4g}% CI]", 100 * t.confidence));
+  if (judged) out += fmt::format("  Verdict [{}]", t.ci_label);
   // Three or more implementations (external variants): each one's change
   // against the first column, the reference, in percent.
   const bool against_reference = cols.size() > 2;
@@ -76,8 +83,10 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
     if (judged && row.verdict) out += "  " + console_verdict(*row.verdict);
     out += "\n";
   }
+  if (judged && !t.levels.empty()) out += "intervals: " + t.levels + "\n";
   for (const auto& c : cols)
     if (!c.reason.empty()) out += fmt::format("{}: {} ({})\n", c.variant, c.status, c.reason);
+  out += hooks_line(t);
   if (t.why) {  // the why of a decisive verdict: one line for the time, one for memory
     std::string change;
     for (const auto& row : t.rows)
@@ -87,38 +96,39 @@ std::string table_text(const std::string& title, const compare::RunTable& t) {
   return out;
 }
 
+// "adaptive matrix: 6 of 7 run cases decisive on step time ..." and a line per case.
+std::string adaptive_summary(const compare::AdaptiveSummary& summary) {
+  size_t looked = 0, decisive = 0;
+  for (const auto& r : summary.cases) {
+    looked += r.looked;
+    decisive += r.looked && r.decisive;
+  }
+  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({})\n",
+                                decisive, looked, summary.seconds, summary.levels);
+  size_t width = 4;
+  for (const auto& r : summary.cases) width = std::max(width, r.case_name.size());
+  out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",
+                     "s", "stopped");
+  for (const auto& r : summary.cases)
+    out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6.0f}  {}\n", r.case_name, width, r.pairs,
+                       r.verdict.empty() ? "-" : r.verdict, r.change.empty() ? "-" : r.change, r.seconds,
+                       r.stopped_because);
+  return out;
+}
+
 }  // namespace
 
-std::string run_tables_text(const compare::RunTables& tables, const std::map<std::string, std::string>& notes) {
+std::string run_tables_text(const compare::RunTables& tables) {
   std::string out;
   for (const auto& t : tables.tables) {
     const bool measured = std::any_of(t.columns.begin(), t.columns.end(), [](const auto& c) { return c.measured; });
     std::string title = t.runs_per_column > 1 && measured
                             ? fmt::format("{} (median of {} repeats)", t.case_name, t.runs_per_column)
                             : t.case_name;
-    if (const auto it = notes.find(t.case_name); it != notes.end() && measured)
-      title = fmt::format("{} ({})", t.case_name, it->second);
+    if (!t.note.empty() && measured) title = fmt::format("{} ({})", t.case_name, t.note);
     out += table_text(title, t) + "\n";
   }
-  return out;
-}
-
-std::string adaptive_summary(const std::vector<PairsRow>& rows, double seconds, double confidence) {
-  size_t looked = 0, decisive = 0;
-  for (const auto& r : rows) {
-    if (r.verdict.empty()) continue;
-    ++looked;
-    if (r.verdict != "inconclusive") ++decisive;
-  }
-  std::string out = fmt::format("adaptive matrix: {} of {} run cases decisive on step time in {:.0f} s ({:.4g}% intervals)\n",
-                                decisive, looked, seconds, 100 * confidence);
-  size_t width = 4;
-  for (const auto& r : rows) width = std::max(width, r.case_name.size());
-  out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",
-                     "s", "stopped");
-  for (const auto& r : rows)
-    out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6.0f}  {}\n", r.case_name, width, r.pairs,
-                       r.verdict.empty() ? "-" : r.verdict, r.change.empty() ? "-" : r.change, r.seconds, r.stopped_because);
+  if (tables.adaptive) out += adaptive_summary(*tables.adaptive) + "\n";
   return out;
 }
 

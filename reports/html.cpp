@@ -51,7 +51,7 @@ white-space:nowrap;border:1px solid transparent;background:var(--grey-bg);color:
 .badge-inconclusive,.badge-not-comparable,.badge-skipped,.badge-interrupted{background:var(--amber-bg);
 color:var(--amber);border-color:var(--amber-line)}
 .badge-inconclusive,.badge-not-comparable{background:#fff}
-.badge-new-failure{background:var(--darkred);color:#fff}
+.badge-new-failure,.badge-test-hooks{background:var(--darkred);color:#fff}
 .badge-running{background:var(--blue-bg);color:var(--blue)}
 .badge-open{background:var(--red-bg);color:var(--red)}
 .badge-acknowledged{background:var(--amber-bg);color:var(--amber);border-color:var(--amber-line)}

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/alerts_report.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/nightly_report.h"
 #include "reports/pair_report.h"
@@ -104,8 +105,10 @@ std::string index_html(const compare::IndexAnalysis& a, const std::vector<std::s
         html::clipped(r.variant, true)};
     // Runs of several machines (a fleet, imported logs): each row names its own, in a column of its own.
     if (a.machines.size() > 1) row.push_back(html::clipped(r.machine, true));
-    const std::string status = html::badge(r.status, r.reason);  // the reason as the badge's tooltip: one short line per row
-    for (auto cell : {a.site ? "<a href=\"" + html::escape(site::run(r.run_id)) + "\">" + status + "</a>" : status,
+    // The reason as the badge's tooltip (one short line per row); a run made with test hooks marked beside it.
+    const std::string status = html::badge(r.status, r.reason);
+    for (auto cell : {(a.site ? "<a href=\"" + html::escape(site::run(r.run_id)) + "\">" + status + "</a>" : status) +
+                          hooks_flag_html(r.test_hooks),
                       html::num(index_value(r.final_loss, "{:.4f}")), html::num(index_value(r.step_time_mean_s, "{:.4f}")),
                       r.history.size() > 1 ? html::sparkline(r.history) : std::string(), pairs, verdict,
                       started_cell(r.started_at)})

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "reports/alert_text.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/site_links.h"
 #include "reports/svg.h"
@@ -46,10 +48,6 @@ std::string tested_text(const NightlyAnalysis& r) {
                      r.segments_tested, r.candidates_tested, r.alpha, r.alpha_per_segment, r.min_nights);
 }
 
-}  // namespace
-
-namespace {
-
 // "+10.2% [+7.1%, +13.4%]" (the interval when the kernel could give one).
 std::string change_text(const SeriesChange& c) {
   std::string out = fmt::format("{:+.1f}%", 100 * c.change);
@@ -80,10 +78,19 @@ std::string series_chart_html(const TrendSeries& s) {
   return part;
 }
 
-}  // namespace
-
 std::string nightly_html(const NightlyAnalysis& r) {
   std::string body;
+  if (!r.alerts.empty()) {  // what needs a person, first (docs/alerts.md)
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& a : r.alerts)
+      rows.push_back({html::num(std::to_string(a.id)), html::badge(std::string(store::to_string(a.state))),
+                      html::escape(std::string(store::to_string(a.kind))), html::link(alert_page(a), a.summary),
+                      a.culprit.empty() ? "-" : "<code>" + html::escape(a.culprit.substr(0, 9)) + "</code>"});
+    body += html::section("alerts", fmt::format("Open alerts: {}", r.alerts.size()),
+                          "<p class=\"callout\">Acknowledge with <code>twinbench alerts ack ID</code>, accept a new "
+                          "level with <code>twinbench alerts expect ID</code>.</p>" +
+                              html::table({"Alert", "State", "Kind", "Finding", "Culprit"}, rows, "summary"));
+  }
   {
     std::vector<std::vector<std::string>> rows;
     for (const auto& s : r.missing.stopped)
@@ -99,6 +106,18 @@ std::string nightly_html(const NightlyAnalysis& r) {
               "night. Newest night: " + html::escape(r.missing.newest_night) + ".</p>" +
                   html::table({"Case", "Implementation", "Finding", "Last good night", "Nights missed", "Since then"},
                               rows, "summary"));
+  }
+  if (!r.hooked.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& h : r.hooked)
+      rows.push_back({html::escape(h.night), html::clipped(h.case_name, true), html::clipped(h.variant, true),
+                      html::num(std::to_string(h.runs)), hooks_flag_html(h.hooks) + " " + html::escape(h.hooks),
+                      html::clipped(h.group, true)});
+    body += html::section("hooked", fmt::format("Runs made with test hooks: {} left out of the trends", r.hooked.size()),
+                          "<p class=\"callout\">Their slowdowns, allocations or numerics bugs were planted: they are "
+                          "no night of any series, so neither a level nor a change.</p>" +
+                              html::table({"Night", "Case", "Implementation", "Runs", "Test hooks", "Group"}, rows,
+                                          "summary"));
   }
   {
     std::vector<std::vector<std::string>> rows;
@@ -149,11 +168,13 @@ std::string nightly_html(const NightlyAnalysis& r) {
   return html::render_page(page);
 }
 
+}  // namespace
+
 std::string nightly_findings_html(const NightlyAnalysis& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [s, c] : compare::change_points_in_order(r)) {
     if (!c->open) continue;
-    rows.push_back({html::clipped_link(site::series(s->case_name, s->variant, s->hardware_id, s->spec.name), series_name(*s)),
+    rows.push_back({html::clipped_link(site::series(s->case_name, s->variant, s->hardware_fingerprint, s->spec.name), series_name(*s)),
                     html::escape(c->night), html::link(site::runs({{"commit", c->commit}}), c->commit.substr(0, 9)),
                     html::num(html::escape(change_text(*c))),
                     html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});
@@ -171,15 +192,27 @@ std::string nightly_findings_html(const NightlyAnalysis& r) {
   return out;
 }
 
-std::string nightly_markdown(const NightlyAnalysis& r) {
+std::string NightlyReport::markdown() const {
+  const NightlyAnalysis& r = a_;
   std::string out = fmt::format(
       "## twinbench nightly: last {} days, {} change point{} ({} open regression{}, {} new tonight), {} stopped\n\n"
       "{}.\n\n",
       r.days, r.change_points, r.change_points == 1 ? "" : "s", r.open_regressions, r.open_regressions == 1 ? "" : "s",
       r.regressions, r.missing.stopped.size(), tested_text(r));
+  if (!r.alerts.empty()) {
+    out += fmt::format("**Open alerts: {}** (`twinbench alerts ack ID`, `twinbench alerts expect ID`)\n\n", r.alerts.size());
+    for (const auto& a : r.alerts)
+      out += fmt::format("- alert {} ({}): {}{}\n", a.id, store::to_string(a.state), a.summary,
+                         a.culprit.empty() ? "" : " — culprit `" + a.culprit.substr(0, 9) + "`");
+    out += "\n";
+  }
   for (const auto& s : r.missing.stopped)
     out += fmt::format("- **missing data**: {} / {}: {}\n", s.case_name, s.variant, stopped_text(s));
   if (!r.missing.stopped.empty()) out += "\n";
+  for (const auto& h : r.hooked)
+    out += fmt::format("- **test hooks** (left out of the trends): {} {} / {} ({} run{}, group `{}`): {}\n", h.night,
+                       h.case_name, h.variant, h.runs, h.runs == 1 ? "" : "s", h.group, h.hooks);
+  if (!r.hooked.empty()) out += "\n";
   const auto changes = compare::change_points_in_order(r);
   if (!changes.empty()) {
     out += "| Series | First night | Commit | Change [CI] | Before → after | p | Verdict |\n"
@@ -199,7 +232,8 @@ std::string nightly_markdown(const NightlyAnalysis& r) {
   return out;
 }
 
-std::string nightly_json(const NightlyAnalysis& r) {
+std::string NightlyReport::json() const {
+  const NightlyAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nightly";
   j["days"] = r.days;
@@ -214,11 +248,20 @@ std::string nightly_json(const NightlyAnalysis& r) {
   j["groups"] = r.groups;
   j["runs"] = r.runs;
   j["newest_night"] = r.missing.newest_night;
+  // The open alerts as the store holds them, less when they were written: a
+  // report of the same runs reads the same from every store.
+  j["alerts"] = nlohmann::ordered_json::parse(alerts_json(r.alerts));
+  for (auto& a : j["alerts"])
+    for (const char* when : {"raised_at", "updated_at", "state_at"}) a.erase(when);
   j["stopped"] = nlohmann::ordered_json::array();
   for (const auto& s : r.missing.stopped)
     j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
                             {"last_good_group", s.last_good_group}, {"nights_missed", s.nights_missed},
                             {"latest", s.latest}});
+  j["test_hooks"] = nlohmann::ordered_json::array();  // runs left out of every series
+  for (const auto& h : r.hooked)
+    j["test_hooks"].push_back({{"night", h.night}, {"group", h.group}, {"case", h.case_name}, {"variant", h.variant},
+                               {"runs", h.runs}, {"hooks", h.hooks}});
   const auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series) {
@@ -226,7 +269,7 @@ std::string nightly_json(const NightlyAnalysis& r) {
     one["case"] = s.case_name;
     one["variant"] = s.variant;
     one["hardware"] = s.hardware;
-    one["hardware_fingerprint"] = s.hardware_id;
+    one["hardware_fingerprint"] = s.hardware_fingerprint;
     one["metric"] = s.spec.name;
     one["points"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.points.size(); ++i)
@@ -260,16 +303,10 @@ std::string nightly_json(const NightlyAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NightlyReport::markdown() const { return nightly_markdown(a_); }
-std::string NightlyReport::json() const { return nightly_json(a_); }
 std::vector<HtmlPage> NightlyReport::pages() const { return {{"nightly.html", nightly_html(a_)}}; }
 
-std::string SeriesReport::markdown() const { return nightly_markdown(a_); }
-std::string SeriesReport::json() const { return nightly_json(a_); }
+std::string SeriesReport::markdown() const { return NightlyReport(a_).markdown(); }
+std::string SeriesReport::json() const { return NightlyReport(a_).json(); }
 
 std::vector<HtmlPage> SeriesReport::pages() const {
   html::Page page;
@@ -284,10 +321,10 @@ std::vector<HtmlPage> SeriesReport::pages() const {
   std::string other;  // the series' other trend metrics and windows
   for (const metrics::Metric& m : metrics::shown_in(metrics::kTrend))
     other += " · " + (m.name == s.spec.name ? "<strong>" + html::escape(m.label) + "</strong>"
-                                           : html::link(site::series(s.case_name, s.variant, s.hardware_id, m.name), m.label));
+                                           : html::link(site::series(s.case_name, s.variant, s.hardware_fingerprint, m.name), m.label));
   for (const int days : {30, 90, 365})
     other += " · " + (days == a_.days ? "<strong>" + std::to_string(days) + " days</strong>"
-                                      : html::link(site::series(s.case_name, s.variant, s.hardware_id, s.spec.name) +
+                                      : html::link(site::series(s.case_name, s.variant, s.hardware_fingerprint, s.spec.name) +
                                                        "&days=" + std::to_string(days),
                                                    std::to_string(days) + " days"));
   page.nav_html += other;

@@ -43,11 +43,8 @@ class SeriesReport : public Report {
   std::string extra_html_;
 };
 
-std::string nightly_html(const compare::NightlyAnalysis& analysis);
 // The server's front page's part of it: the newest night, the open change
 // points (each linked to its series page) and the series that stopped.
 std::string nightly_findings_html(const compare::NightlyAnalysis& analysis);
-std::string nightly_markdown(const compare::NightlyAnalysis& analysis);
-std::string nightly_json(const compare::NightlyAnalysis& analysis);
 
 }  // namespace twinbench::reports

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/compare/comparison_json.h"
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/pair_report.h"
 #include "reports/svg.h"
@@ -46,10 +47,18 @@ std::string against_cell(const compare::MetricComparison& m) {
          "</small><br>" + html::badge(compare::to_string(m.verdict));
 }
 
+// The reference and every implementation against it, with their runs' test hooks.
+std::vector<HookedSide> hooked_sides(const compare::NwayCase& c) {
+  std::vector<HookedSide> out;
+  if (!c.against.empty()) out.push_back({c.against.front().label_a, c.against.front().test_hooks_a});
+  for (const auto& x : c.against) out.push_back({x.label_b, x.test_hooks_b});
+  return out;
+}
+
 std::string status_line(const compare::NwayCase& c) {
   if (c.against.empty()) return "";
   const auto& first = c.against.front();
-  std::string out = "<p>" + html::escape(first.label_a) + ": " + html::badge(first.status_a);
+  std::string out = hooks_html(hooked_sides(c)) + "<p>" + html::escape(first.label_a) + ": " + html::badge(first.status_a);
   if (!first.reason_a.empty()) out += " " + html::escape(first.reason_a);
   for (const auto& x : c.against) {
     out += " &nbsp; " + html::escape(x.label_b) + ": " + html::badge(x.status_b);
@@ -73,13 +82,13 @@ std::string metrics_table(const compare::NwayCase& c) {
   std::vector<std::string> parity = {"Loss parity", "-"};
   for (const auto& x : c.against)
     parity.push_back(x.parity ? fmt::format("{}<br><small>max rel {:.3g}<br>tol {:.1g}</small>",
-                                            html::badge(x.parity->within ? "no change" : "regressed"),
+                                            html::badge(compare::to_string(x.parity_verdict)),
                                             x.parity->max_rel, x.parity->tolerance)
                               : "-");
   rows.push_back(std::move(parity));
   return fmt::format("<p class=\"muted\">Each implementation against {}: its value, its change (B/A &#8722; 1 "
-                     "for times, with the {:.4g}% interval) and the verdict.</p>\n",
-                     html::escape(first.label_a), 100 * first.confidence) +
+                     "for times, with its interval: {}) and the verdict.</p>\n",
+                     html::escape(first.label_a), html::escape(first.levels)) +
          html::table(head, rows, "maxview nway");
 }
 
@@ -118,15 +127,14 @@ std::string summary_grid(const NwayAnalysis& r) {
       for (const auto& m : x.metrics)
         if (m.spec.name == "step_time_median_s" && m.candidate) step = change_text(m);
       const bool measured = x.status_a == "completed" && x.status_b == "completed";
-      row.push_back(measured ? html::badge(compare::to_string(x.worst)) + "<br><small>" + stacked(step) + "</small>"
-                             : html::badge(x.status_b));
+      row.push_back((measured ? html::badge(compare::to_string(x.worst)) + "<br><small>" + stacked(step) + "</small>"
+                              : html::badge(x.status_b)) +
+                    hooks_flag_html(hooks_of(x)));
     }
     rows.push_back(std::move(row));
   }
   return html::table(head, rows, "summary");
 }
-
-}  // namespace
 
 std::string nway_html(const NwayAnalysis& r) {
   std::string body = html::section("summary", "Every implementation against " + r.reference, summary_grid(r));
@@ -152,7 +160,10 @@ std::string nway_html(const NwayAnalysis& r) {
   return html::render_page(page);
 }
 
-std::string nway_markdown(const NwayAnalysis& r) {
+}  // namespace
+
+std::string NwayReport::markdown() const {
+  const NwayAnalysis& r = a_;
   std::string out = fmt::format("## twinbench N-way report: every implementation against {}\n\nGroup `{}`.\n\n",
                                 r.reference, r.group_id);
   out += "| Case |";
@@ -164,11 +175,12 @@ std::string nway_markdown(const NwayAnalysis& r) {
     out += "| " + c.case_name + " |";
     for (const auto& x : c.against)
       out += " " + (x.status_b == "completed" && x.status_a == "completed" ? compare::to_string(x.worst) : x.status_b) +
-             " |";
+             hooks_flag(hooks_of(x)) + " |";
     out += "\n";
   }
   for (const auto& c : r.cases) {
-    out += fmt::format("\n### {}\n\n| Metric | {} (reference) |", c.case_name, r.reference);
+    out += fmt::format("\n### {}\n\n{}| Metric | {} (reference) |", c.case_name, hooks_markdown(hooked_sides(c)),
+                       r.reference);
     for (const auto& x : c.against) out += " " + x.label_b + " |";
     out += "\n|---|---:|";
     for (size_t i = 0; i < c.against.size(); ++i) out += "---|";
@@ -190,13 +202,14 @@ std::string nway_markdown(const NwayAnalysis& r) {
     }
     out += "| Loss parity (max rel) | - |";
     for (const auto& x : c.against)
-      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, x.parity->within ? "ok" : "**DIFFERS**") : " - |";
+      out += x.parity ? fmt::format(" {:.3g} {} |", x.parity->max_rel, parity_word(x.parity_verdict)) : " - |";
     out += "\n";
   }
   return out;
 }
 
-std::string nway_json(const NwayAnalysis& r) {
+std::string NwayReport::json() const {
+  const NwayAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "nway";
   j["group_id"] = r.group_id;
@@ -213,12 +226,6 @@ std::string nway_json(const NwayAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string NwayReport::markdown() const { return nway_markdown(a_); }
-std::string NwayReport::json() const { return nway_json(a_); }
 std::vector<HtmlPage> NwayReport::pages() const { return {{"nway.html", nway_html(a_)}}; }
 
 }  // namespace twinbench::reports

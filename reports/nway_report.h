@@ -25,8 +25,5 @@ class NwayReport : public Report {
   const compare::NwayAnalysis& a_;
 };
 
-std::string nway_html(const compare::NwayAnalysis& analysis);  // one self-contained page
-std::string nway_markdown(const compare::NwayAnalysis& analysis);
-std::string nway_json(const compare::NwayAnalysis& analysis);
 
 }  // namespace twinbench::reports

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/svg.h"
 #include "reports/why_section.h"
@@ -125,16 +126,17 @@ std::string comparison_table_html(const Comparison& c) {
   auto side = [](const std::string& label, const std::vector<const RunView*>& runs) {
     return html::clipped(label + (runs.empty() ? "" : " " + short_commit(runs.front()->run.git_commit)));
   };
-  std::string out = "<p class=\"muted\">A = " + side(c.label_a, c.runs_a) + " &#183; B = " + side(c.label_b, c.runs_b) +
-                    " &#183; " + html::escape(runs_text(c)) + "</p>\n";
+  std::string out = hooks_html(hooked_sides(c)) + "<p class=\"muted\">A = " + side(c.label_a, c.runs_a) +
+                    " &#183; B = " + side(c.label_b, c.runs_b) + " &#183; " + html::escape(runs_text(c)) + "</p>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.metrics)
     rows.push_back({html::escape(m.spec.label), html::num(html::escape(metrics::format_value(m.spec, m.baseline))),
                     html::num(html::escape(metrics::format_value(m.spec, m.candidate))), html::num(html::escape(format_diff(m))),
                     change_cell(m), verdict_cell(m)});
   out += html::table({"Metric", "A", "B", "Diff (B &#8722; A)",
-                      html::escape(fmt::format("Change B/A [{:.4g}% CI]", 100 * c.confidence)), "Verdict"},
+                      html::escape(fmt::format("Change B/A [{}]", compare::ci_label(c))), "Verdict"},
                      rows, "maxview");
+  out += "<p class=\"muted\">Intervals: " + html::escape(c.levels) + " (docs/verdicts.md &#167;4).</p>\n";
   return out + why_list(c);
 }
 
@@ -154,6 +156,8 @@ std::string provenance_html(const std::vector<std::pair<std::string, const RunVi
            html::escape(t.configs[i]) + "</pre></details>";
   return out;
 }
+
+namespace {
 
 std::string pair_case_html(const PairAnalysis& report, size_t index) {
   const Comparison& c = report.cases.at(index);
@@ -192,7 +196,7 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
     body += html::section(
         "parity", "Loss parity",
         fmt::format("<p>{} max |Δloss| = {:.3g}, max relative = {:.3g} at step {} over {} steps (tolerance {:.1g}).</p>",
-                    html::badge(p.within ? "no change" : "regressed"), p.max_abs, p.max_rel, p.step_of_max, p.compared,
+                    html::badge(compare::to_string(c.parity_verdict)), p.max_abs, p.max_rel, p.step_of_max, p.compared,
                     p.tolerance));
   }
   if (measured || (c.runs_a.size() && c.runs_b.size()))
@@ -212,17 +216,26 @@ std::string pair_case_html(const PairAnalysis& report, size_t index) {
   return html::render_page(page);
 }
 
+}  // namespace
+
 std::string comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("| Metric | {} | {} | Diff | Change [{:.4g}% CI] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
-                                c.label_a, c.label_b, 100 * c.confidence);
+  std::string out = hooks_markdown(hooked_sides(c)) +
+                    fmt::format("| Metric | {} | {} | Diff | Change [{}] | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+                                c.label_a, c.label_b, compare::ci_label(c));
   for (const auto& m : c.metrics)
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.spec.label, metrics::format_value(m.spec, m.baseline),
                        metrics::format_value(m.spec, m.candidate), format_diff(m), timing_change(m),
                        compare::to_string(m.verdict));
+  if (!c.levels.empty()) out += "\nIntervals: " + c.levels + ".\n";
   return out;
 }
 
-std::string pair_markdown(const PairAnalysis& r) {
+std::string parity_word(compare::Verdict parity) {
+  return parity == compare::Verdict::kNoChange ? "ok" : "**DIFFERS**";
+}
+
+std::string PairReport::markdown() const {
+  const PairAnalysis& r = a_;
   std::string out = fmt::format("## twinbench pair report: {} vs {}\n\nGroup `{}`.\n\n", r.variant_a, r.variant_b,
                                 r.group_id);
   out += "| Case | Status | Pairs | Worst verdict | Avg s/step diff | Loss parity |\n|---|---|---:|---|---:|---|\n";
@@ -230,13 +243,12 @@ std::string pair_markdown(const PairAnalysis& r) {
     std::string step = "-";
     for (const auto& m : c.metrics)
       if (m.spec.name == "step_time_mean_s") step = format_diff(m) + " " + compare::to_string(m.verdict);
-    const std::string parity = c.parity ? (c.parity->within ? fmt::format("ok ({:.2g})", c.parity->max_rel)
-                                                            : fmt::format("**DIFFERS** ({:.2g})", c.parity->max_rel))
-                                        : "-";
+    const std::string parity =
+        c.parity ? fmt::format("{} ({:.2g})", parity_word(c.parity_verdict), c.parity->max_rel) : "-";
     std::string status = c.status_a == c.status_b ? c.status_a : c.status_a + " / " + c.status_b;
     if (!c.reason_a.empty()) status += ": " + c.reason_a;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.case_name, status, c.pairs, compare::to_string(c.worst),
-                       step, parity);
+    out += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", c.case_name, hooks_flag(hooks_of(c)), status, c.pairs,
+                       compare::to_string(c.worst), step, parity);
   }
   // Every metric of every case (the MaxView table), as the HTML page shows it.
   for (size_t i = 0; i < r.cases.size(); ++i) {
@@ -246,7 +258,8 @@ std::string pair_markdown(const PairAnalysis& r) {
   return out;
 }
 
-std::string pair_json(const PairAnalysis& r) {
+std::string PairReport::json() const {
+  const PairAnalysis& r = a_;
   nlohmann::ordered_json j;
   j["report"] = "pair";
   j["group_id"] = r.group_id;
@@ -264,12 +277,6 @@ std::string pair_json(const PairAnalysis& r) {
   return j.dump(2);
 }
 
-}  // namespace twinbench::reports
-
-namespace twinbench::reports {
-
-std::string PairReport::markdown() const { return pair_markdown(a_); }
-std::string PairReport::json() const { return pair_json(a_); }
 
 std::vector<HtmlPage> PairReport::pages() const {
   std::vector<HtmlPage> out;

@@ -30,10 +30,6 @@ class PairReport : public Report {
 // "pair-<a>-vs-<b>-<case>.html" (a pair of other implementations never
 // overwrites those pages), with unsafe characters replaced.
 std::string pair_page_name(const std::string& variant_a, const std::string& variant_b, const std::string& case_name);
-// One self-contained HTML page for cases[index] (navigation links to its neighbours).
-std::string pair_case_html(const compare::PairAnalysis& analysis, size_t index);
-std::string pair_markdown(const compare::PairAnalysis& analysis);
-std::string pair_json(const compare::PairAnalysis& analysis);
 
 // A provenance table for the given runs (git, versions, device, threads, load, config).
 std::string provenance_html(const std::vector<std::pair<std::string, const compare::RunView*>>& labelled_runs);
@@ -44,6 +40,8 @@ std::string runs_text(const compare::Comparison& c);
 std::string comparison_table_html(const compare::Comparison& c);
 // Markdown table of a comparison's metrics.
 std::string comparison_markdown(const compare::Comparison& c);
+// A loss-parity verdict in a markdown cell: "ok" (no change), "**DIFFERS**" (regressed).
+std::string parity_word(compare::Verdict parity);
 // Safe file-name fragment.
 std::string safe_name(const std::string& text);
 

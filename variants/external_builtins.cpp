@@ -10,12 +10,17 @@
 
 namespace twinbench {
 
+std::string source_dir() {
+  if (const char* env = std::getenv("TWINBENCH_SOURCE_DIR"); env && *env) return env;
+  return TWINBENCH_SOURCE_DIR;
+}
+
 std::map<std::string, ExternalSpec> builtin_externals() {
   // The project venv's Python (ci/venv.sh; the CMake cache variable
   // TWINBENCH_VENV_PYTHON) runs PyTorch 2.x and Flax; $TWINBENCH_PYTHON picks another.
   std::string venv_python = TWINBENCH_VENV_PYTHON;
   if (const char* env = std::getenv("TWINBENCH_PYTHON"); env && *env) venv_python = env;
-  const std::string variants = std::string(TWINBENCH_SOURCE_DIR) + "/variants/";
+  const std::string variants = source_dir() + "/variants/";
   const std::string venv_hint = fmt::format("{} comes from the project venv: run ci/venv.sh, or set TWINBENCH_PYTHON",
                                             venv_python);
   std::map<std::string, ExternalSpec> out;

@@ -3,7 +3,7 @@
 // `[external.NAME]` section, or built in (`eager`, `compiled`, `eager-debian`,
 // `linen`, `nnx`: variants/eager/train.py and variants/flax_decoder/train.py,
 // declared in variants/external_builtins.cpp beside the C++ implementations).
-// Plain data; the executor that runs it is harness/run/external.cpp.
+// Plain data; the executor that runs it is harness/run/exec/external.cpp.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,12 @@ struct ExternalSpec {
   std::string where;                 // "cases/x.toml:12" or "built in"
   std::string missing_hint;          // added to "command not found" (how to install the interpreter)
 };
+
+// The folder twinbench reads its own files from (the built-in trainers, the
+// cases as a last resort, "{source_dir}" in case files): $TWINBENCH_SOURCE_DIR,
+// else the source tree the binary was built from. A relocated binary (the GPU
+// kit, docs/gpu.md) points it at the files it carries.
+std::string source_dir();
 
 // The external variants every config has without a case section: eager,
 // compiled, eager-debian, linen and nnx (docs/external.md; external_builtins.cpp).

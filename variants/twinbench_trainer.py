@@ -1,6 +1,6 @@
 """What every Python implementation shares with twinbench (docs/external.md):
 reading the case, the canonical weights and the token batches, bounding the
-CPU threads, the learning-rate schedule of harness/run/trainer.cpp, and the
+CPU threads, the learning-rate schedule of harness/run/train/trainer.cpp, and the
 step loop that prints one JSON line per optimizer step. The trainers
 (variants/eager/train.py for PyTorch, variants/flax_decoder/train.py for Flax Linen
 and NNX) supply only their model and their optimizer step.
@@ -108,7 +108,7 @@ def load_batches(path, spec):
     return pairs[:spec["train_count"]], pairs[spec["train_count"]:]
 
 
-# ---- training, as harness/run/trainer.cpp -------------------------------------------------
+# ---- training, as harness/run/train/trainer.cpp -------------------------------------------------
 
 def learning_rate(t, lr_floor, step):
     """Warm-up lr·(s+1)/warmup, then constant, linear or cosine decay to lr_floor·lr."""

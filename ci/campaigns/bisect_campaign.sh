@@ -16,8 +16,11 @@
 # 10), COMMITS (default 16), KINDS (default "planted flat"), OUT (a directory:
 # reuse one to extend a campaign; its table counts every bisection in it) and
 # FIRST (the first bisection's number, default 1: FIRST=11 with the same OUT adds
-# 11..N). The planted commit of bisection i follows from i alone (the same OUT and i
-# always plant it at the same commit), spread over the history.
+# 11..N), RESULTS (default docs/results/bisect_campaign.md). The planted commit of
+# bisection i follows from i alone (the same OUT and i always plant it at the same
+# commit), spread over the history. The table is printed and written as block
+# `summary` of RESULTS (ci/campaign_results.py: with the command, commit, host and
+# date; docs/verdicts.md §13 quotes it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-10}
@@ -53,7 +56,7 @@ for kind in ${KINDS:-planted flat}; do
 print(j['outcome'], j['culprit']['subject'] if j['culprit'] else '', len(j['probes']), 'sessions')" "$out/$name.json" 2>/dev/null || echo error)" >&2
   done
 done
-python3 - "$out" "$TWINBENCH_THREADS" <<'PY'
+python3 - "$out" "$TWINBENCH_THREADS" > "$out/summary.md" <<'PY'
 import glob, json, os, subprocess, sys
 out, threads = sys.argv[1], int(sys.argv[2])
 print("| history | bisections | found | range (containing it) | wrong | nothing to bisect | errors | mean probed commits | mean sessions | CPU-min per bisection |")
@@ -101,3 +104,8 @@ print(f"\n(outputs in {out}; TWINBENCH_THREADS={threads}; a session is one seque
 for note in notes:
     print(f"({note})")
 PY
+cat "$out/summary.md"
+command="PERCENT=$percent COMMITS=$commits TWINBENCH_THREADS=$TWINBENCH_THREADS bash ci/campaigns/bisect_campaign.sh $n ${args[*]}"
+sed -n '/^|/p' "$out/summary.md" > "$out/summary.table.md"
+python3 ci/campaign_results.py write "${RESULTS:-docs/results/bisect_campaign.md}" summary --command "$command" \
+  --table "$out/summary.table.md" --note "Outputs in $out; $(sed -n 's/^(\(.*\))$/\1/p' "$out/summary.md" | paste -sd ';' -)."

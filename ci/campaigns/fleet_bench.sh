@@ -14,7 +14,8 @@
 # of $MIGRATE_RUNS runs (default 100000) on both backends.
 #
 # A benchmark, not a test: run it on an idle machine (`/work/cpu-slot
-# --exclusive` here) and put its table in docs/fleet.md. CHECK=1 (for small
+# --exclusive` here); its table goes to docs/results/fleet_bench.md (block
+# runs-RUNS; RESULTS: another file), which docs/fleet.md quotes. CHECK=1 (for small
 # sizes) also diffs what every command printed from the two stores (timestamps
 # and store names aside): the same answers, and fails when they differ. The
 # server is a private one (ci/pg_cluster.sh, stopped at the end) unless
@@ -217,3 +218,11 @@ for name in serve:
 open(f"{out}/results.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
+# The reports' table into the results file docs/fleet.md quotes (ci/campaign_results.py), as
+# block runs-RUNS (CHECK runs of a few thousand runs are correctness checks: not written).
+if [[ $check == 0 ]]; then
+  sed -n '/^| command /,/^$/p' "$out/results.md" | sed '/^$/d' > "$out/reports.table.md"
+  python3 ci/campaign_results.py write "${RESULTS:-docs/results/fleet_bench.md}" "runs-$runs" \
+    --command "DAYS=$days bash ci/campaigns/fleet_bench.sh $runs $steps" --table "$out/reports.table.md" \
+    --note "$(sed -n '1p;3p' "$out/results.md" | paste -sd ' ' -)"
+fi

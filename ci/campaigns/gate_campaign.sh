@@ -10,22 +10,25 @@
 #
 #   ci/campaigns/gate_campaign.sh [N=10]
 # Environment: KINDS (default "aa step:10"), OUT (a directory to reuse / extend),
-# FIRST (first try's number, default 1), and the gate's own TWINBENCH_GATE_CASES,
-# TWINBENCH_GATE_VARIANTS, TWINBENCH_GATE_BUDGET, TWINBENCH_GATE_MAX_ROUNDS,
-# TWINBENCH_THREADS (ci/branch-report.sh).
+# FIRST (first try's number, default 1), RESULTS (default
+# docs/results/gate_campaign.md; a smoke test writes elsewhere), and the gate's
+# own TWINBENCH_GATE_CASES, TWINBENCH_GATE_VARIANTS, TWINBENCH_GATE_BUDGET,
+# TWINBENCH_GATE_MAX_ROUNDS, TWINBENCH_THREADS (ci/branch-report.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-10}
 bin=$PWD/build/harness/twinbench
 [[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /tmp/twinbench-gate-XXXXXX)}
+results=${RESULTS:-docs/results/gate_campaign.md}
+export TWINBENCH_ALLOW_TEST_HOOKS=1  # the planted slowdown is a test hook (docs/cli.md)
 mkdir -p "$out"
 echo "gate campaign: writing to $out" >&2
 for kind in ${KINDS:-aa step:10}; do
   b=$bin
   if [[ $kind != aa ]]; then
     b=$out/slow-${kind#step:}.sh
-    printf '#!/bin/sh\nTWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
+    printf '#!/bin/sh\nTWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
     chmod +x "$b"
   fi
   for i in $(seq "${FIRST:-1}" "$n"); do
@@ -41,7 +44,7 @@ for kind in ${KINDS:-aa step:10}; do
     echo "gate campaign: $kind $i/$n: exit $rc" >&2
   done
 done
-python3 - "$out" <<'PY'
+python3 - "$out" > "$out/table.md" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
 print("| candidate | tries | gate failed | regressed | improved | no change | inconclusive | mean pairs | min per try |")
@@ -67,5 +70,8 @@ for kind in os.environ.get("KINDS", "aa step:10").split():
     mean = lambda v: sum(v) / len(v) if v else float("nan")
     print(f"| {name} | {len(tries)} | {failed} | {verdicts.count('regressed')} | {verdicts.count('improved')} | "
           f"{verdicts.count('no change')} | {verdicts.count('inconclusive')} | {mean(pairs):.1f} | {mean(minutes):.1f} |")
-print(f"\n(outputs in {out})")
 PY
+cat "$out/table.md"
+echo "(outputs in $out)" >&2
+python3 ci/campaign_results.py write "$results" tries --command "ci/campaigns/gate_campaign.sh $n" --table "$out/table.md" \
+  --note "The real gate (ci/branch-report.sh) with its defaults: ${TWINBENCH_GATE_CASES:-01_base}, ${TWINBENCH_GATE_VARIANTS:-functional}, one thread, ${TWINBENCH_GATE_BUDGET:-600} s and ${TWINBENCH_GATE_MAX_ROUNDS:-24} pairs a session; each try a fresh store; the step-time verdicts of its comparison (Holm across the sessions, each at the level its looks spent)."

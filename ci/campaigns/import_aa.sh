@@ -11,7 +11,9 @@
 # records/track_1_short/2026-07-17_FP8DownProjection/baseline); DB: the store
 # to write (default: a fresh one in a temporary directory). TWINBENCH: the
 # binary (default build/harness/twinbench). Prints each run's steady median
-# step time and the comparison (markdown, then the step-time rows as JSON).
+# step time and the comparison (markdown, then the step-time rows), and writes
+# the step-time rows as block aa-<DIR's name> of docs/results/import_aa.md
+# (RESULTS: another file), which docs/cli.md quotes.
 set -euo pipefail
 
 dir=$(cd "${1:?usage: ci/campaigns/import_aa.sh DIR [DB]}" && pwd)
@@ -41,10 +43,20 @@ for label, path in (("aa-1", sys.argv[1]), ("aa-2", sys.argv[2])):
               f"step_avg {'-' if avg is None else format(avg, '.5f')} s  train_time {m['wall_s']:.3f} s")
 EOF
 "$bin" compare --baseline aa-1 --candidate aa-2 --format markdown --db "$db"
-"$bin" compare --baseline aa-1 --candidate aa-2 --format json --db "$db" | python3 -c '
+"$bin" compare --baseline aa-1 --candidate aa-2 --format json --db "$db" > "$tmp/compare.json"
+python3 - "$tmp/compare.json" "$tmp/aa.tsv" "${#one[@]}" "${#two[@]}" <<'EOF'
 import json, sys
-for c in json.load(sys.stdin)["comparisons"]:
+path, tsv, one, two = sys.argv[1:5]
+rows = ["metric\tverdict\tchange [CI]\truns"]
+for c in json.load(open(path))["comparisons"]:
     for m in c["metrics"]:
         if m["metric"] in ("step_time_median_s", "step_time_mean_s", "nanogpt_step_avg_s"):
             print("%s: %s: %s" % (m["metric"], m["verdict"], m["explanation"]))
-'
+            rows.append(f"{m['metric']}\t{m['verdict']}\t{m['change'] or '-'}\t{one} vs {two}")
+open(tsv, "w").write("\n".join(rows) + "\n")
+EOF
+# The A/A's table into the results file docs/cli.md quotes, as block aa-<the logs' folder>
+# (ci/campaign_results.py; RESULTS: another file).
+python3 ci/campaign_results.py write "${RESULTS:-docs/results/import_aa.md}" "aa-$(basename "$dir")" \
+  --command "ci/campaigns/import_aa.sh $(basename "$(dirname "$dir")")/$(basename "$dir")" --tsv "$tmp/aa.tsv" \
+  --note "The logs of $(basename "$dir") split alternately by name into aa-1 and aa-2, imported and compared."

@@ -10,8 +10,9 @@
 # Prints one row per mode: runs, the largest spread of final and eval loss over
 # the seeds (implementations alone, and all orders), and the tolerance it
 # suggests (3 x the largest spread, rounded up to 1/2/5 x 10^k, never below
-# the fp32 exact rule's 1e-4). The table goes to docs/verdicts.md and the
-# tolerances to harness/metrics/loss_bands.cpp.
+# the fp32 exact rule's 1e-4). The table goes to docs/results/loss_bands.md
+# (block bands, stamped with the command, commit, host and date; docs/verdicts.md
+# quotes it) and the tolerances to harness/metrics/loss_bands.cpp.
 #
 #   ci/campaigns/loss_bands.sh [SEEDS=3] [extra overrides...]
 # Environment: CASES (default "01_base 02_bf16 03_dropout 04_int8 05_fp8"),
@@ -43,7 +44,7 @@ for case in ${CASES:-01_base 02_bf16 03_dropout 04_int8 05_fp8}; do
     echo "loss bands: $case seed $seed done" >&2
   done
 done
-python3 - "$out" <<'PY'
+python3 - "$out" > "$out/bands.md" <<'PY'
 import glob, json, math, os, re, sys
 out = sys.argv[1]
 def nice_up(x):
@@ -86,3 +87,9 @@ for case, by_seed in runs.items():
           f"{every[0]:.2g} / {every[1]:.2g} | {tol:g} |")
 print(f"\n(outputs in {out}; seeds {sorted({s for v in runs.values() for s in v})})")
 PY
+cat "$out/bands.md"
+# The table into the results file docs/verdicts.md §10 quotes (ci/campaign_results.py), as
+# block bands (RESULTS: another file; BLOCK: another name, for a partial campaign).
+sed -n '/^|/p' "$out/bands.md" > "$out/bands.table.md"
+python3 ci/campaign_results.py write "${RESULTS:-docs/results/loss_bands.md}" "${BLOCK:-bands}" --table "$out/bands.table.md" \
+  --command "CASES='${CASES:-01_base 02_bf16 03_dropout 04_int8 05_fp8}' THREADS='${THREADS:-1 2 3}' GEMMS='${GEMMS:-onednn aten}' ci/campaigns/loss_bands.sh $seeds${*:+ $*}"

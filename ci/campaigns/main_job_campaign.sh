@@ -4,26 +4,29 @@
 # build and calibration — under each thread setting, budget and maximum of
 # pairs asked for, K times each: the matrix's wall time, the pairs each case
 # took, each case's step-time verdict and how many of the cases that ran are
-# decisive (no change within the threshold, regressed or improved). Choose
-# ci/demo.sh's defaults (TWINBENCH_THREADS, TWINBENCH_DEMO_BUDGET,
-# TWINBENCH_DEMO_MAX_PAIRS) from its table. Not part of the test suite: run it
-# on an otherwise idle machine (`/work/cpu-slot --exclusive` here).
+# decisive (no change within the threshold, regressed or improved), and for
+# each case left undecided what would decide it. Choose ci/demo.sh's defaults
+# (TWINBENCH_THREADS, TWINBENCH_DEMO_BUDGET, TWINBENCH_DEMO_MAX_PAIRS) from its
+# table. Not part of the test suite: run it on an otherwise idle machine
+# (`/work/cpu-slot --exclusive` here).
 #
-#   ci/campaigns/main_job_campaign.sh [K=2] [matrix overrides...]
-# Environment: THREADS (default "1 2"), BUDGETS (seconds, default "420"),
-# MAX_PAIRS (default "12"), OUT (a directory to reuse / extend).
+#   ci/campaigns/main_job_campaign.sh [K=3] [matrix overrides...]
+# Environment: THREADS (default "1"), BUDGETS (seconds, default "360"),
+# MAX_PAIRS (default "8 12"), OUT (a directory to reuse / extend), RESULTS
+# (default docs/results/main_job_campaign.md; a smoke test writes elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-k=${1:-2}
+k=${1:-3}
 shift || true
 bin=$PWD/build/harness/twinbench
 [[ -x $bin ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /tmp/twinbench-mainjob-XXXXXX)}
 mkdir -p "$out"
 echo "main job campaign: writing to $out" >&2
-for t in ${THREADS:-1 2}; do
-  for budget in ${BUDGETS:-420}; do
-    for m in ${MAX_PAIRS:-12}; do
+results=${RESULTS:-docs/results/main_job_campaign.md}
+for t in ${THREADS:-1}; do
+  for budget in ${BUDGETS:-360}; do
+    for m in ${MAX_PAIRS:-8 12}; do
       for i in $(seq 1 "$k"); do
         name=$out/t$t-b$budget-m$m-$i
         [[ -s $name.json ]] && continue
@@ -38,7 +41,7 @@ for t in ${THREADS:-1 2}; do
     done
   done
 done
-python3 - "$out" <<'PY'
+python3 - "$out" > "$out/table.md" <<'PY'
 import glob, json, re, sys
 from collections import defaultdict
 out = sys.argv[1]
@@ -55,20 +58,31 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         if c["a"]["status"] != "completed" or c["b"]["status"] != "completed" or step is None:
             continue
         cases.append((c["case"], c["a"]["repeats"], step["verdict"], step["change"]))
-    groups[m.groups()[:3]].append((wall, cases))
-print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | pairs per case | verdicts (case: pairs, step time) |")
-print("|---:|---:|---:|---:|---:|---:|---|---|")
+    # What the matrix said of each case it left undecided (its summary under the tables).
+    undecided = []
+    for line in open(f.replace(".json", ".txt"), errors="replace"):
+        g = re.match(r"\s+(\S+)\s+\d+\s+.*?((?:futile|budget spent|maximum of).*decide.*)$", line.rstrip())
+        if g:
+            undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
+    groups[m.groups()[:3]].append((wall, cases, undecided))
+print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | pairs per case | verdicts (case: pairs, step time) | what would decide the others |")
+print("|---:|---:|---:|---:|---:|---:|---|---|---|")
 for (t, b, m), runs in sorted(groups.items()):
-    walls = [w for w, _ in runs]
-    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases in runs]
-    ran = [len(cases) for _, cases in runs]
+    walls = [w for w, _, _ in runs]
+    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _ in runs]
+    ran = [len(cases) for _, cases, _ in runs]
     per_case = defaultdict(list)
-    for _, cases in runs:
+    for _, cases, _ in runs:
         for name, pairs, verdict, change in cases:
             per_case[name].append(f"{pairs} {verdict} {change}")
     detail = "; ".join(f"{n}: " + " / ".join(v) for n, v in per_case.items())
-    pairs = [p for _, cases in runs for _, p, _, _ in cases]
+    pairs = [p for _, cases, _ in runs for _, p, _, _ in cases]
+    others = "; ".join(u for _, _, undecided in runs for u in undecided) or "-"
     print(f"| {t} | {b} | {m} | {len(runs)} | {sum(walls) / len(walls) / 60:.1f} (max {max(walls) / 60:.1f}) | "
-          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} |")
-print(f"\n(outputs in {out}; the demo adds setup, build, calibration and plan to the matrix's wall time)")
+          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
 PY
+cat "$out/table.md"
+echo "(outputs in $out; the demo adds setup, build, calibration and plan to the matrix's wall time)" >&2
+python3 ci/campaign_results.py write "$results" runs --command "ci/campaigns/main_job_campaign.sh $k $*" \
+  --table "$out/table.md" \
+  --note "The demo's matrix (\`matrix --reduced --adaptive\`) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, each case at the level its last look spent)."

@@ -39,6 +39,7 @@ detector must reach and exits 1 otherwise.
 import argparse
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -225,6 +226,9 @@ def main():
     ap.add_argument("--otava-retrospective-only", action="store_true",
                     help="replay nightly for twinbench only (Otava's replay reruns it on every night: minutes)")
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--results", help="write each table as a block of this results file (ci/campaign_results.py: "
+                                      "docs/results/nightly_campaign.md, which docs/verdicts.md §14 quotes)")
+    ap.add_argument("--command", default="", help="the command to stamp the results with (default: this one's)")
     ap.add_argument("--check", action="store_true", help="assert twinbench's figures (ctest's small campaign)")
     a = ap.parse_args()
 
@@ -262,6 +266,16 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
+    if a.results:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        import campaign_results  # ci/campaign_results.py
+        command = a.command or "python3 ci/campaigns/nightly_campaign.py " + " ".join(sys.argv[1:])
+        for mode in modes:
+            title = ("Each series analysed once" if mode == "retrospective" else
+                     f"Run nightly: nights 1..{FIRST_NIGHTLY} at once, then one night at a time")
+            lines = table(title, results[mode], cells, mode == "nightly").splitlines()
+            note = f"{lines[0]}; {a.series} series per cell, {a.nights} nights, seed {a.seed}."
+            campaign_results.write(a.results, mode, command, "\n".join(lines[2:]), note)
     if a.check:
         problems = []
         for alpha in alphas:

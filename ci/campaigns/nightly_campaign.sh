@@ -5,7 +5,8 @@
 # not timings: any machine, busy or not. About 6 minutes on 2 cores, nearly all of it
 # Otava rerun on every night of the nightly replay.
 #
-#   bash ci/campaigns/nightly_campaign.sh                 the table of docs/verdicts.md §14
+#   bash ci/campaigns/nightly_campaign.sh                 the tables of docs/verdicts.md §14, into
+#                                                         docs/results/nightly_campaign.md
 #   bash ci/campaigns/nightly_campaign.sh --series 50     any flag of nightly_campaign.py
 #
 # Builds the twinbench_changepoints tool (build/, Debian line) and the project venv
@@ -15,4 +16,6 @@ cd "$(dirname "$0")/../.."
 
 bash ci/build.sh debian twinbench_changepoints >/dev/null
 bash ci/venv.sh
-exec .venv/bin/python ci/campaigns/nightly_campaign.py --detector build/tests/twinbench_changepoints "$@"
+# Both tables also go to the results file docs/verdicts.md §14 quotes (RESULTS: another file).
+exec .venv/bin/python ci/campaigns/nightly_campaign.py --detector build/tests/twinbench_changepoints \
+  --results "${RESULTS:-docs/results/nightly_campaign.md}" --command "bash ci/campaigns/nightly_campaign.sh${*:+ $*}" "$@"

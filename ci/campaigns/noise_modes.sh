@@ -4,6 +4,9 @@
 # median step times, and for A/A pairs (sequential AB/BA rounds vs duet, both
 # sides at once on their own core) the spread of ln(B/A), which is what a
 # paired verdict has to beat. Not part of the test suite; run on an idle machine.
+# Both tables are printed and written as blocks `runs` and `pairs` of
+# docs/results/noise_modes.md (RESULTS: another file; ci/campaign_results.py, with
+# the command, commit, host and date), which docs/verdicts.md §6 quotes.
 #
 #   ci/campaigns/noise_modes.sh [K=8] [case and overrides...]   (default: --case 01_base)
 set -euo pipefail
@@ -27,7 +30,7 @@ TWINBENCH_THREADS=1 "$bin" ab --a "$bin" --b "$bin" --rounds "$k" --seed 1 --db 
   > "$out/pairs-sequential.json" 2>/dev/null
 "$bin" ab --a "$bin" --b "$bin" --rounds "$k" --duet --db "$out/ab.db" --json "${args[@]}" \
   > "$out/pairs-duet.json" 2>/dev/null
-python3 - "$out" "$k" <<'PY'
+python3 - "$out" "$k" > "$out/tables.md" <<'PY'
 import glob, json, math, statistics, sys
 out, k = sys.argv[1], int(sys.argv[2])
 print("| mode | runs | median s/step (median of runs) | run-level CV |")
@@ -46,3 +49,10 @@ for mode in ["sequential", "duet"]:
     print(f"| {mode} | {len(d)} | {sd * 100:.1f}% | {m['change']} |")
 print(f"\n(outputs in {out})")
 PY
+cat "$out/tables.md"
+# The two tables (separated by a blank line) as blocks of the results file.
+awk -v RS= -v out="$out" 'NR <= 2 { print > (out "/table-" NR ".md") }' "$out/tables.md"
+for part in 1:runs 2:pairs; do
+  python3 ci/campaign_results.py write "${RESULTS:-docs/results/noise_modes.md}" "${part#*:}" \
+    --command "ci/campaigns/noise_modes.sh $k ${args[*]}" --table "$out/table-${part%%:*}.md"
+done

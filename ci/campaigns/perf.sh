@@ -17,7 +17,8 @@
 # Environment: THREADS (2), ROUNDS (5), STEPS (8, the first 2 are warm-up: step 0 holds
 # torch.compile's and XLA's compilation), PRESET (small), SHAPES ("8x256 4x128", batch x
 # sequence), DTYPES (fp32), ENVS (default; "tuned" below), IMPLS ("functional module eager
-# compiled"; any twinbench implementation), OUT (a scratch dir).
+# compiled"; any twinbench implementation), OUT (a scratch dir), RESULTS (the results file
+# each table is written to, default docs/results/perf.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -91,4 +92,8 @@ for ((r = 0; r < rounds; r++)); do
 done
 echo "ci/campaigns/perf.sh: load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-$py ci/campaigns/perf/table.py "$out" "$rounds" "$shapes" "$dtypes" "$envs" "${impls[*]}"
+# Each table also into the results file docs/performance.md quotes (ci/campaign_results.py).
+command="THREADS=$threads ROUNDS=$rounds STEPS=$steps PRESET=$preset SHAPES='$shapes' DTYPES='$dtypes' ENVS='$envs'"
+command+=" IMPLS='${impls[*]}' ci/campaigns/perf.sh"
+RESULTS=${RESULTS:-docs/results/perf.md} RESULTS_COMMAND=$command \
+  $py ci/campaigns/perf/table.py "$out" "$rounds" "$shapes" "$dtypes" "$envs" "${impls[*]}"

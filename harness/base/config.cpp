@@ -388,7 +388,7 @@ std::string config_json(const RunConfig& config) {
 std::string cases_dir() {
   if (const char* env = std::getenv("TWINBENCH_CASES"); env && *env) return env;
   if (fs::is_directory("cases")) return "cases";
-  return std::string(TWINBENCH_SOURCE_DIR) + "/cases";
+  return source_dir() + "/cases";
 }
 
 std::string find_case_file(const std::string& name) {

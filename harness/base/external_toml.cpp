@@ -23,7 +23,7 @@ bool valid_name(const std::string& name) {
 // "{source_dir}" (twinbench's source tree, where the built-in trainers live) and
 // "{case_dir}" (the case file's folder), so case files need no absolute paths.
 std::string expand(std::string text, const std::string& case_dir) {
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{source_dir}", TWINBENCH_SOURCE_DIR},
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{source_dir}", source_dir()},
                                    std::pair<std::string, std::string>{"{case_dir}", case_dir}})
     for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
       text.replace(at, key.size(), value);

@@ -27,6 +27,5 @@ void install_interrupt_handlers() {
 
 bool stop_requested() { return g_signal.load() != 0; }
 int stop_signal() { return g_signal.load(); }
-void clear_stop_request() { g_signal.store(0); }
 
 }  // namespace twinbench

@@ -8,6 +8,5 @@ namespace twinbench {
 void install_interrupt_handlers();
 bool stop_requested();
 int stop_signal();  // the signal that asked to stop, 0 if none
-void clear_stop_request();  // for tests
 
 }  // namespace twinbench

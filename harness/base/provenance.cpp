@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "harness/base/build_info.h"
@@ -41,6 +42,17 @@ Provenance collect_provenance(const LabelOverrides& o) {
   p.openblas_coretype = env("OPENBLAS_CORETYPE");
   p.malloc_keeps_freed = malloc_keeps_freed();
   if (const int looks = std::atoi(env("TWINBENCH_SEQUENTIAL_LOOKS").c_str()); looks > 0) p.sequential_looks = looks;
+  {  // "3,4,6,8,12": increasing positive counts, else not recorded
+    std::stringstream in(env("TWINBENCH_SEQUENTIAL_PLAN"));
+    for (std::string item; std::getline(in, item, ',');) {
+      const int n = std::atoi(item.c_str());
+      if (n <= 0 || (!p.sequential_plan.empty() && n <= p.sequential_plan.back())) {
+        p.sequential_plan.clear();
+        break;
+      }
+      p.sequential_plan.push_back(n);
+    }
+  }
 #if defined(__clang__)
   p.compiler = "clang " __clang_version__;
 #elif defined(__GNUC__)
@@ -91,9 +103,15 @@ std::string provenance_json(const Provenance& p) {
   }
   j["device_kind"] = p.device_kind;
   if (p.sequential_looks > 0) j["sequential_looks"] = p.sequential_looks;
+  if (!p.sequential_plan.empty()) j["sequential_plan"] = p.sequential_plan;
   if (!p.run_role.empty()) j["run_role"] = p.run_role;
   j["cpu_model"] = p.cpu_model;
   j["cpu_cores"] = p.cpu_cores;
+  if (!p.test_hooks.empty()) {
+    nlohmann::ordered_json hooks = nlohmann::ordered_json::object();
+    for (const auto& [variable, value] : p.test_hooks) hooks[variable] = value;
+    j["test_hooks"] = hooks;
+  }
   // Last, over every key above (GPU keys included): base/hardware.h.
   j["hardware_fingerprint"] = hardware_fingerprint(nlohmann::json::parse(j.dump())).id;
   return j.dump();

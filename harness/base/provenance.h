@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace twinbench {
 
@@ -14,12 +16,12 @@ struct Provenance {
   int threads = 1;
   int world_size = 1;
   std::string dist_backend;  // "gloo" | "nccl" for data-parallel runs, else ""
-  // The process environment the kernels ran in (harness/process_env.h); "" = unset.
+  // The process environment the kernels ran in (harness/base/process_env.h); "" = unset.
   std::string omp_wait_policy, openblas_coretype;
   bool malloc_keeps_freed = false;  // base/process_env.h
   int64_t pid = 0;
   double load_average = 0;  // 1-minute load at the start: a busy machine skews timings
-  // The host guard (harness/run/host_guard.h): the cores this process could use,
+  // The host guard (harness/run/exec/host_guard.h): the cores this process could use,
   // and whether the run's processes x threads exceeded them (--oversubscribe).
   // Comparisons never judge the timings of an oversubscribed run.
   int host_cores = 0;
@@ -38,9 +40,11 @@ struct Provenance {
   // Runs stored before it was recorded were all CPU runs.
   std::string device_kind = "cpu";
   // A run of a sequential procedure (the adaptive matrix, an `ab` session): the
-  // looks it allowed itself, which every interval over its pairs pays for
-  // (docs/verdicts.md); 0 = a fixed number of runs. `ab` passes it to the builds it
-  // runs as $TWINBENCH_SEQUENTIAL_LOOKS.
+  // pair counts it looks at, so that every analysis of its pairs judges them
+  // at the level the looks spent (docs/verdicts.md §5), and their number; empty
+  // and 0 = a fixed number of runs. `ab` passes them to the builds it runs as
+  // $TWINBENCH_SEQUENTIAL_PLAN ("3,4,6,8,12") and $TWINBENCH_SEQUENTIAL_LOOKS.
+  std::vector<int> sequential_plan;
   int sequential_looks = 0;
   // "profile": a profiled run, made to tell a verdict's why (compare/profile_record.h),
   // whose times no analysis reads; "" for every other run.
@@ -48,6 +52,10 @@ struct Provenance {
   // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
   std::string cpu_model;
   int cpu_cores = 0;
+  // The planted-cause test hooks the run was made with (harness/run/hooks/hooks.h),
+  // variable -> value; empty for every real run. Reports mark such a run and no
+  // baseline takes it.
+  std::vector<std::pair<std::string, std::string>> test_hooks;
 };
 
 // Labels given on the command line (empty = not given). TWINBENCH_BRANCH and

@@ -29,8 +29,4 @@ RunStatus status_from_string(std::string_view text) {
                               "' (known: running, completed, failed, diverged, skipped, interrupted)");
 }
 
-bool is_failure(RunStatus s) {
-  return s == RunStatus::failed || s == RunStatus::diverged || s == RunStatus::interrupted;
-}
-
 }  // namespace twinbench

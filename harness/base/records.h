@@ -17,8 +17,6 @@ enum class RunStatus { running, completed, failed, diverged, skipped, interrupte
 // on an unknown value.
 std::string_view to_string(RunStatus status);
 RunStatus status_from_string(std::string_view text);
-// failed, diverged or interrupted: a run that was attempted and did not complete.
-bool is_failure(RunStatus status);
 
 // One optimizer step, as the trainer (or an importer) records it and the store
 // keeps it (table `steps`, docs/schema.md).

@@ -1,4 +1,4 @@
-// `twinbench ab`: a local A/B of two builds on one case (harness/ab/): interleaved
+// `twinbench ab`: a local A/B of two builds on one case (harness/cli/ab/): interleaved
 // rounds, both sides stored under one group id, per-metric medians, the paired
 // B/A ratio with its interval and a verdict (docs/cli.md).
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include "harness/cli/ab/report.h"
 #include "harness/cli/ab/session.h"
 #include "harness/cli/common.h"
+#include "harness/run/hooks/hooks.h"
 
 namespace twinbench::cli {
 
@@ -18,6 +19,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> thresholds;  // METRIC=VALUE
     bool json = false;
     bool fail_on_regression = false;
+    bool allow_test_hooks = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("ab", "A/B two builds on one case: interleaved rounds, paired ratios, verdicts");
@@ -33,7 +35,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
                   "step-time verdict is decisive, --max-rounds or --budget");
   cmd->add_option("--max-rounds", o->ab.max_rounds, "sequential: at most this many rounds (default 24)");
   cmd->add_option("--budget", o->ab.budget_s, "sequential: stop starting rounds after about this many seconds (default 600)");
-  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the whole session, all metrics and looks (default 0.05)");
+  cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the session's step time over all its looks, and of its other timing tests (default 0.05)");
   cmd->add_option("--seed", o->ab.seed, "seed of the rounds' AB/BA order (default: from the clock)");
   cmd->add_flag("--duet", o->ab.duet,
                 "run A and B of each round at the same time, each pinned to its own core with one thread, so both "
@@ -51,6 +53,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--why-always", o->ab.why_always, "make the profiled rounds whatever the verdict");
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
   cmd->add_flag("--fail-on-regression", o->fail_on_regression, "exit 1 when a metric regressed");
+  cmd->add_flag("--allow-test-hooks", o->allow_test_hooks, hooks::kAllowFlagHelp);
   cmd->callback([o, &exit_code] {
     for (const auto& t : o->thresholds) {
       const auto eq = t.find('=');
@@ -60,6 +63,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
         throw std::invalid_argument(fmt::format("--threshold '{}': expected METRIC=VALUE", t));
       o->ab.thresholds[t.substr(0, eq)] = v;
     }
+    hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const ab::AbResult result = ab::run_ab(o->ab, std::cerr);
       if (o->json) {
@@ -67,9 +71,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
       } else {
         std::cout << ab::format_table(result);
       }
-      const bool regressed =
-          result.worst == compare::Verdict::kRegressed || result.worst == compare::Verdict::kNewFailure;
-      exit_code = o->fail_on_regression && regressed ? kExitFailure : kExitOk;
+      exit_code = o->fail_on_regression && compare::is_bad(result.worst) ? kExitFailure : kExitOk;
     } catch (const ab::AbError& e) {
       std::cerr << "twinbench ab: error: " << e.what() << "\n";
       switch (e.kind()) {

@@ -8,6 +8,7 @@
 #include "harness/cli/ab/error.h"
 #include "harness/cli/bisect/cli.h"
 #include "harness/cli/common.h"
+#include "harness/run/hooks/hooks.h"
 #include "reports/bisect_report.h"
 
 namespace twinbench::bisect {
@@ -55,6 +56,7 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   struct Opts {
     bisect::CliOptions c;
     bool json = false;
+    bool allow_test_hooks = false;
   };
   auto o = std::make_shared<Opts>();
   bisect::BisectOptions& b = o->c.options;
@@ -77,11 +79,13 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
       ->envname("TWINBENCH_WHY_RUNS")
       ->check(CLI::Range(0, 100));
   cmd->add_flag("--json", o->json, "print the result as JSON on stdout and nothing else");
+  cmd->add_flag("--allow-test-hooks", o->allow_test_hooks, hooks::kAllowFlagHelp);
   cmd->callback([o, &exit_code] {
     bisect::finish_options(o->c);
+    hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const compare::BisectResult r = bisect::run_bisect(o->c.options, std::cerr);
-      std::cout << (o->json ? reports::bisect_json(r) + "\n" : reports::bisect_text(r));
+      std::cout << (o->json ? reports::BisectReport(r).json() + "\n" : reports::bisect_text(r));
       switch (r.outcome) {
         case compare::BisectOutcome::kFound: exit_code = kExitOk; break;
         case compare::BisectOutcome::kRange: exit_code = kExitBisectRange; break;

@@ -6,9 +6,9 @@
 
 #include "harness/base/provenance.h"
 #include "harness/cli/common.h"
-#include "harness/run/calibrate.h"
-#include "harness/run/datasheet.h"
-#include "harness/run/device_choice.h"
+#include "harness/run/plan/calibrate.h"
+#include "harness/run/plan/datasheet.h"
+#include "harness/run/exec/device_choice.h"
 #include "harness/store/store.h"
 #include "models/device/runtime.h"
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "harness/cli/common.h"
+#include "harness/cli/deliver.h"
 #include "harness/cli/report_options.h"
 #include "reports/branch_report.h"
 
@@ -14,6 +15,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   struct Opts {
     ReportOpts r;
     BranchRequest b;
+    BranchDelivery d;
     bool fail = false;
   };
   auto o = std::make_shared<Opts>();
@@ -26,10 +28,13 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--alpha", o->r.alpha, "false-alarm rate of the whole comparison (default 0.05)")
       ->check(CLI::Range(1e-6, 0.5));
   cmd->add_flag("--fail-on-regression", o->fail, "exit 1 when any metric regressed or a run newly failed");
+  add_branch_delivery_options(cmd, o->d);
   cmd->callback([o, &exit_code] {
-    const auto db = open_existing_store(o->r.db);
+    prepare(o->d);
+    auto db = open_existing_store(o->r.db);
     const auto analysis = analyze_branch(db, o->b, o->r, "compare");
     emit(reports::BranchReport(analysis), o->r.emit, db);
+    deliver(db, analysis, o->d, "compare");
     if (analysis.regressions > 0)
       std::cerr << fmt::format("twinbench: {} regression{} of {} against {}\n", analysis.regressions,
                                analysis.regressions == 1 ? "" : "s", o->b.candidate, o->b.baseline);

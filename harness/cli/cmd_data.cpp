@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "harness/cli/common.h"
-#include "harness/run/token_shard.h"
+#include "harness/run/train/token_shard.h"
 
 namespace twinbench::cli {
 

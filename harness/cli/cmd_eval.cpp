@@ -4,9 +4,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "harness/run/batches.h"
+#include "harness/run/train/batches.h"
 #include "harness/cli/common.h"
-#include "harness/run/token_shard.h"
+#include "harness/run/train/token_shard.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "harness/cli/common.h"
-#include "harness/run/plan.h"
+#include "harness/run/plan/plan.h"
 #include "variants/registry.h"
 
 namespace twinbench::cli {

@@ -1,5 +1,5 @@
 // `twinbench db import-micro`: Google Benchmark JSON (twinbench-micro's output) into the
-// store, one run per benchmark (harness/store/micro_import.h), so micro results appear
+// store, one run per benchmark (harness/ingest/micro_import.h), so micro results appear
 // in the pair, branch and nightly reports. docs/cli.md describes it.
 #include <fmt/format.h>
 

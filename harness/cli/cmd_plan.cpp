@@ -9,8 +9,8 @@
 
 #include "harness/cli/common.h"
 #include "harness/base/byte_size.h"
-#include "harness/run/device_choice.h"
-#include "harness/run/plan.h"
+#include "harness/run/exec/device_choice.h"
+#include "harness/run/plan/plan.h"
 
 namespace twinbench::cli {
 

@@ -1,6 +1,6 @@
 // `twinbench profile`: where one training step of each implementation spends its
 // time, by category (GEMM, attention, element-wise, copies, allocation, optimizer,
-// autograd, harness bookkeeping), by phase and by op (harness/run/op_profile.h).
+// autograd, harness bookkeeping), by phase and by op (harness/run/profile/op_profile.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 
 #include "harness/base/temp_dir.h"
 #include "harness/cli/common.h"
-#include "harness/run/runner.h"
+#include "harness/run/exec/runner.h"
 #include "harness/store/store.h"
 #include "variants/registry.h"
 

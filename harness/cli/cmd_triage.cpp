@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/ab/error.h"
+#include "harness/cli/alert_sync.h"
 #include "harness/cli/bisect/bisect.h"
 #include "harness/cli/common.h"
+#include "harness/cli/deliver.h"
 #include "harness/cli/emit.h"
 #include "harness/compare/nightly_analysis.h"
 #include "harness/compare/runs.h"
@@ -32,6 +34,8 @@ struct TriageOpts {
   std::string metrics = "step_time_median_s,final_loss";
   bisect::BisectOptions bisect;  // repo, budget, rounds, seed, build, run; the ends and case come from each change
   std::string bisect_db;         // "" = <out>/triage.db
+  compare::NightlyAlertOptions alerts;
+  NightlyDelivery delivery;
 };
 
 // The case as the nightly ran it: its [reduced] form and overrides, from the night's stored config.
@@ -95,6 +99,28 @@ compare::Triage triage_one(const TriageOpts& o, const std::vector<compare::RunVi
   return t;
 }
 
+// The bisect's answer on the change's alert: the culprit when it found one,
+// the issue text and the bisect page in its details (what the GitHub issue
+// of the alert says, docs/alerts.md).
+void record_on_alert(store::Store& db, const NightlyWithAlerts& nightly, const compare::TrendSeries& s,
+                     const compare::SeriesChange& c, const compare::Triage& t, const std::string& issue) {
+  const auto alert = db.alert_by_key(compare::change_alert_key(s, c, nightly.known, nightly.analysis.min_nights));
+  if (!alert) return;  // not an alert (a read-only store)
+  auto details = nlohmann::json::parse(alert->details_json, nullptr, false);
+  if (!details.is_object()) details = nlohmann::json::object();
+  details["issue_markdown"] = issue;
+  details["bisect_page"] = t.bisect_page;
+  std::string culprit;
+  if (t.bisect && t.bisect->outcome == compare::BisectOutcome::kFound)
+    culprit = t.bisect->history[t.bisect->first_bad].sha;
+  try {
+    db.set_alert_culprit(alert->id, culprit, details.dump());
+  } catch (const store::StoreError& e) {
+    if (e.fault() != store::StoreFault::kPermission) throw;
+    std::cerr << "twinbench: warning: the culprit was not stored on alert " << alert->id << ": " << e.what() << "\n";
+  }
+}
+
 }  // namespace
 
 void add_triage_command(CLI::App& app, int& exit_code) {
@@ -122,12 +148,15 @@ void add_triage_command(CLI::App& app, int& exit_code) {
       ->envname("TWINBENCH_WHY_RUNS")
       ->check(CLI::Range(0, 100));
   cmd->add_option("--bisect-db", o->bisect_db, "SQLite file of the bisect sessions (default OUT/triage.db)");
+  add_alert_options(cmd, o->alerts);
+  add_nightly_delivery_options(cmd, o->delivery);
   cmd->callback([o, &exit_code] {
-    const auto db = open_existing_store(o->db);
+    prepare(o->delivery);
+    auto db = open_existing_store(o->db);
     std::filesystem::create_directories(o->out);  // the bisect sessions' store lives there
-    const auto input = compare::load_nightly_runs(db, o->nightly.days, o->nightly.now_utc);
-    const auto& runs = input.runs;
-    const auto analysis = compare::analyze_nightly(input, o->nightly);
+    const auto nightly = analyze_nightly_with_alerts(db, o->nightly, o->alerts, "triage");
+    const auto& runs = nightly.input.runs;
+    const auto& analysis = nightly.analysis;
     const auto wanted = split_commas(o->metrics);
     size_t filed = 0, fresh = 0;
     for (const auto& [s, c] : compare::change_points_in_order(analysis)) {
@@ -140,12 +169,15 @@ void add_triage_command(CLI::App& app, int& exit_code) {
         continue;
       }
       const std::string name = reports::issue_file_name(t);
-      write_report_file(o->out, name, reports::issue_markdown(t));
+      const std::string issue = reports::issue_markdown(t);
+      write_report_file(o->out, name, issue);
+      record_on_alert(db, nightly, *s, *c, t, issue);
       std::cout << fmt::format("filed: {}\n", (std::filesystem::path(o->out) / name).string());
       ++filed;
     }
     std::cerr << fmt::format("triage: {} new change point{} in the bad direction, {} filed\n", fresh,
                              fresh == 1 ? "" : "s", filed);
+    notify(db, o->delivery);
     exit_code = filed > 0 ? kExitFailure : kExitOk;
   });
 }

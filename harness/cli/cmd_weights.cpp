@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/common.h"
-#include "harness/run/plan.h"
+#include "harness/run/plan/plan.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 

@@ -22,6 +22,7 @@ enum ExitCode : int {
   kExitBisectRange = 5,      // `bisect`: a range of commits, not one (some could not be judged)
   kExitNothingToBisect = 6,  // `bisect`: the bad end is not decisively worse than the good end
   kExitStoreUnreachable = 7,  // the store could not be reached: no server there, a wrong password (nothing written)
+  kExitKeptInSpill = 8,  // runs ended while the store's server was away: only in the local spill until `db push`
 };
 
 struct ModelSelection {
@@ -74,6 +75,7 @@ void add_import_command(CLI::App& app, int& exit_code);  // cmd_import.cpp: trai
 void add_profile_command(CLI::App& app, int& exit_code);  // cmd_profile.cpp: per-op step breakdown
 void add_bisect_command(CLI::App& app, int& exit_code);   // cmd_bisect.cpp: the first bad commit
 void add_triage_command(CLI::App& app, int& exit_code);   // cmd_triage.cpp: nightly change points bisected and filed
+void add_alerts_command(CLI::App& app, int& exit_code);   // cmd_alerts.cpp: the store's alerts and their states
 void add_serve_command(CLI::App& app, int& exit_code);    // cmd_serve.cpp: the live site over the store
 
 

@@ -12,7 +12,7 @@
 #include "harness/base/process_env.h"
 #include "harness/store/store.h"
 #include "harness/base/threads.h"
-#include "harness/run/token_shard.h"
+#include "harness/run/train/token_shard.h"
 #include "models/device/runtime.h"
 #include "models/weights/safetensors.h"
 #include "models/torch_compat.h"
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   add_profile_command(app, exit_code);
   add_bisect_command(app, exit_code);
   add_triage_command(app, exit_code);
+  add_alerts_command(app, exit_code);
   add_serve_command(app, exit_code);
   device::install_memory_counting();  // before any tensor exists, so every byte is counted
   init_threads();

@@ -75,6 +75,9 @@ BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std:
     throw std::invalid_argument(fmt::format("no runs of candidate ref '{}' in the store", candidate_ref));
   s.candidate_commit = s.candidate.back().run.git_commit;  // the newest candidate run's
 
+  // A run made with a planted-cause test hook is never a baseline (run_view.h test_hooks).
+  Hidden base_hidden = hidden;
+  base_hidden.test_hooks = true;
   std::string base_key;
   try {
     base_key = resolve_ref(runs, baseline_ref, "baseline", hidden);
@@ -83,7 +86,7 @@ BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std:
     if (at == BaselineAt::kTip || !git_commit_of(baseline_ref)) throw;
     base_key = baseline_ref;
   }
-  const auto tip = runs.latest_of_ref(base_key, hidden);
+  const auto tip = runs.latest_of_ref(base_key, base_hidden);
   // An interleaved session (ab, the branch gate): both sides as the session made them.
   if (one_session(tip, s.candidate)) {
     s.baseline = tip;
@@ -95,7 +98,10 @@ BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std:
     return s;
   }
   if (at == BaselineAt::kTip) {
-    if (tip.empty()) throw std::invalid_argument(fmt::format("no runs of baseline ref '{}' in the store", baseline_ref));
+    if (tip.empty())
+      throw std::invalid_argument(fmt::format(
+          "no runs of baseline ref '{}' in the store that can be a baseline (runs made with test hooks never are)",
+          baseline_ref));
     s.baseline = tip;
     s.baseline_commit = commit_of(tip);
     s.how = fmt::format("baseline: the newest runs of {}{} (--baseline-at tip)", baseline_ref,
@@ -125,7 +131,7 @@ BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std:
         short_hash(s.candidate_commit)));
   // The baseline ref's own runs at the merge-base; else any runs made at that commit
   // (the same code, under another label), never the candidate's own.
-  const auto at_merge_base = runs.at_commit(*merge_base, hidden);
+  const auto at_merge_base = runs.at_commit(*merge_base, base_hidden);
   s.baseline = newest_groups(at_merge_base, [&](const RunView& v) { return matches_ref(v.run, base_key); });
   if (s.baseline.empty())
     s.baseline = newest_groups(at_merge_base, [&](const RunView& v) { return !matches_ref(v.run, cand_key); });
@@ -134,7 +140,7 @@ BranchSides choose_sides(const RunLookup& runs, const Hidden& hidden, const std:
     std::string nearest;
     size_t distance = 0;
     for (size_t i = 1; i < ancestors.size() && nearest.empty(); ++i)
-      if (runs.has_commit(ancestors[i], hidden)) {
+      if (runs.has_commit(ancestors[i], base_hidden)) {
         nearest = ancestors[i];
         distance = i;
       }
@@ -184,11 +190,6 @@ BranchSides select_branch_sides(const RunLookup& runs, const std::string& baseli
     if (n > 0) left += fmt::format("{}{} imported run{} of {}", left.empty() ? "" : " and ", n, n == 1 ? "" : "s", ref);
   if (!left.empty()) s.how += "; " + left + " left out (--with-imported)";
   return s;
-}
-
-BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                const std::string& candidate_ref, BaselineAt at, bool with_imported) {
-  return select_branch_sides(VectorRuns(all), baseline_ref, candidate_ref, at, with_imported);
 }
 
 }  // namespace twinbench::compare

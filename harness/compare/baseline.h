@@ -39,9 +39,6 @@ struct BranchSides {
 // few statements per question (compare::StoreRuns), whatever it holds.
 BranchSides select_branch_sides(const RunLookup& runs, const std::string& baseline_ref,
                                 const std::string& candidate_ref, BaselineAt at, bool with_imported = false);
-// The same among runs in memory (`all` oldest first).
-BranchSides select_branch_sides(const std::vector<RunView>& all, const std::string& baseline_ref,
-                                const std::string& candidate_ref, BaselineAt at, bool with_imported = false);
 
 // Whether a stored commit label names `commit` (a full hash): equal, or a prefix of at least 7 characters.
 bool same_commit(const std::string& stored, const std::string& commit);

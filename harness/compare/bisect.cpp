@@ -114,7 +114,7 @@ const metrics::Metric& judged_metric(const std::string& name) {
 
 SessionJudgement judge_session(std::vector<RunView> runs, const std::string& label_good, const std::string& label_probe,
                                const metrics::Metric& metric, std::optional<double> threshold, double alpha,
-                               size_t looks) {
+                               const LookSchedule& schedule) {
   SessionJudgement j;
   std::vector<size_t> good, probe;  // indices into runs
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -125,6 +125,11 @@ SessionJudgement judge_session(std::vector<RunView> runs, const std::string& lab
     if (r.git_branch == label_good) good.push_back(i);
     if (r.git_branch == label_probe) probe.push_back(i);
   }
+  std::vector<const RunView*> good_runs, probe_runs;
+  for (const size_t i : good) good_runs.push_back(&runs[i]);
+  for (const size_t i : probe) probe_runs.push_back(&runs[i]);
+  j.test_hooks_good = test_hooks(good_runs);
+  j.test_hooks_probe = test_hooks(probe_runs);
   if (!j.failure.empty()) {
     j.explanation = j.failure;
     return j;
@@ -138,14 +143,14 @@ SessionJudgement judge_session(std::vector<RunView> runs, const std::string& lab
   for (size_t k = 0; k < j.rounds; ++k) rounds.emplace_back(runs[good[k]].run.run_id, runs[probe[k]].run.run_id);
   std::map<std::string, double> thresholds;
   if (threshold) thresholds[metric.name] = *threshold;
-  // One comparison, looked at as often as the session allowed itself.
-  const SessionAnalysis s =
-      analyze_session(std::move(runs), rounds, label_good, label_probe, thresholds, family_of(1 - alpha, 1, looks));
+  // One comparison, at the level the session's looks spend at its rounds.
+  const SessionAnalysis s = analyze_session(std::move(runs), rounds, label_good, label_probe, thresholds, 1 - alpha, schedule);
   j.confidence = s.confidence;
   for (const MetricComparison& m : s.comparison.metrics) {
     if (m.spec.name != metric.name) continue;
     j.verdict = m.verdict;
     j.estimate = m.estimate;
+    if (m.estimate) j.confidence = m.estimate->confidence;
     j.change = m.change;
     j.explanation = m.explanation;
     j.threshold = m.spec.rel_threshold > 0 || m.spec.abs_threshold == 0 ? m.spec.rel_threshold : m.spec.abs_threshold;

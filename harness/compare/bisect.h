@@ -65,6 +65,9 @@ struct Probe {
   std::string group_id;     // its session in the store
   bool reused = false;      // judged from runs an earlier bisect stored
   double seconds = 0;       // wall time spent on it now (0 when reused)
+  // The session's planted-cause test hooks ("label: VAR=VALUE; ...", run_view.h),
+  // "" for real runs: marked in the report; a good end made with one is no baseline.
+  std::string test_hooks;
 };
 
 enum class BisectOutcome { kFound, kRange, kNothingToBisect };
@@ -135,8 +138,9 @@ const metrics::Metric& judged_metric(const std::string& name);
 // The judgement of one stored session: `runs` is its group, the good end's runs
 // labelled `label_good` and the commit's `label_probe`; the k-th run of each side
 // (by start time) form round k, as `twinbench ab` ran them. The comparison is the
-// reports' paired rule at confidence 1 - alpha / (timing tests x looks), the
-// threshold of `metric` replaced by `threshold` when given. A run of the
+// reports' paired rule at the level the session's look schedule (`schedule`,
+// what `ab` ran the probe with) spends of alpha at its rounds, the threshold of
+// `metric` replaced by `threshold` when given. A run of the
 // session that did not complete (a failed or diverged run, or the record of a
 // build that failed) makes it `failure` with that run's status and reason.
 struct SessionJudgement {
@@ -146,9 +150,10 @@ struct SessionJudgement {
   double threshold = 0, confidence = 0;
   size_t rounds = 0;
   std::string started_at;  // of its first run: the newest session wins
+  std::string test_hooks_good, test_hooks_probe;  // each side's test hooks (run_view.h), "" for real runs
 };
 SessionJudgement judge_session(std::vector<RunView> runs, const std::string& label_good, const std::string& label_probe,
                                const metrics::Metric& metric, std::optional<double> threshold, double alpha,
-                               size_t looks);
+                               const LookSchedule& schedule);
 
 }  // namespace twinbench::compare

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "harness/compare/drift.h"
-#include "harness/compare/sessions.h"
 
 namespace twinbench::compare {
 
@@ -89,13 +88,15 @@ BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref
       pending.insert(pending.end(), shared.begin(), shared.end());
     }
   }
-  // One family: every comparison, and the looks of a sequential session.
-  o.family = family_of(options.family.confidence, pending.size(),
-                       std::max(options.family.looks, sequential_looks(r.runs)));
+  // One family of every comparison's step time, one of the other times.
   std::map<std::pair<std::string, std::string>, int> per_key;
   for (const auto& p : pending) ++per_key[{p.name, p.variant}];
-  for (const auto& p : pending) {
-    auto c = compare_runs(p.name, baseline_ref, candidate_ref, p.a, p.b, o);
+  std::vector<ComparisonInput> inputs;
+  for (const auto& p : pending) inputs.push_back({p.name, baseline_ref, candidate_ref, p.a, p.b});
+  std::vector<Comparison> judged = compare_family(inputs, o);
+  for (size_t k = 0; k < pending.size(); ++k) {
+    const Pending& p = pending[k];
+    Comparison c = std::move(judged[k]);
     c.variant = p.variant;
     // A fleet's machine types side by side: which one this comparison is.
     if (per_key[{p.name, p.variant}] > 1) c.variant += " @ " + c.hardware_a;
@@ -106,7 +107,7 @@ BranchAnalysis analyze_branch(BranchSides sides, const std::string& baseline_ref
     return worst_change(x) > worst_change(y);
   });
   for (const auto& c : r.comparisons) {
-    if (c.worst == Verdict::kRegressed || c.worst == Verdict::kNewFailure) ++r.regressions;
+    if (is_bad(c.worst)) ++r.regressions;
     if (!o.paired) r.drift.push_back(host_drift(c.runs_a, c.runs_b).text);
   }
   r.profiles = std::move(profiles);

@@ -2,7 +2,7 @@
 #include "harness/compare/comparison.h"
 
 #include "harness/compare/loss_rule.h"
-#include "harness/compare/sessions.h"
+#include "harness/compare/sequential.h"
 
 #include <fmt/format.h>
 
@@ -49,49 +49,119 @@ double tolerance_of(const RunView& run) {
 
 }  // namespace
 
-Comparison compare_runs(const std::string& case_name, const std::string& label_a, const std::string& label_b,
-                        std::vector<const RunView*> runs_a, std::vector<const RunView*> runs_b,
-                        const CompareOptions& o) {
-  Comparison c;
-  c.case_name = case_name;
-  c.label_a = label_a;
-  c.label_b = label_b;
-  c.runs_a = std::move(runs_a);
-  c.runs_b = std::move(runs_b);
-  summarize_side(c.runs_a, c.status_a, c.reason_a);
-  summarize_side(c.runs_b, c.status_b, c.reason_b);
-  const RunView* reference = !c.runs_b.empty() ? c.runs_b.front() : (!c.runs_a.empty() ? c.runs_a.front() : nullptr);
-  const auto specs = reference ? specs_for(*reference, o.thresholds)
-                               : metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);
-  c.paired = o.paired;
-  c.confidence = o.family.per_test_confidence();
-  c.sequential_looks = sequential_looks(c.runs_a, c.runs_b);
-  if (c.paired) {
+namespace {
+
+// A comparison's sides and what its judging needs, before any level is chosen.
+struct Prepared {
+  const ComparisonInput* input = nullptr;
+  std::vector<metrics::Metric> specs;
+  LookSchedule schedule;
+  size_t pairs = 0;            // interleaved pairs (paired), else the smaller side's runs
+  bool timing_judged = true;   // same hardware and no oversubscribed run: times are judged
+};
+
+Prepared prepare(const ComparisonInput& in, const CompareOptions& o) {
+  Prepared p;
+  p.input = &in;
+  const RunView* reference = !in.runs_b.empty() ? in.runs_b.front() : (!in.runs_a.empty() ? in.runs_a.front() : nullptr);
+  p.specs = reference ? specs_for(*reference, o.thresholds) : verdict_specs({}, o.thresholds);
+  p.schedule = LookSchedule::of_runs(in.runs_a, in.runs_b);
+  if (!p.schedule.recorded() && o.schedule) p.schedule = *o.schedule;
+  if (o.paired) {
     std::set<int> repeats_a, both;
-    for (const auto* r : c.runs_a) repeats_a.insert(r->run.repeat_index);
-    for (const auto* r : c.runs_b)
+    for (const auto* r : in.runs_a) repeats_a.insert(r->run.repeat_index);
+    for (const auto* r : in.runs_b)
       if (repeats_a.count(r->run.repeat_index)) both.insert(r->run.repeat_index);
-    c.pairs = both.size();
+    p.pairs = both.size();
+  } else {
+    p.pairs = std::min(in.runs_a.size(), in.runs_b.size());
   }
+  const bool starved =
+      std::any_of(in.runs_a.begin(), in.runs_a.end(), [](const RunView* r) { return oversubscribed(*r); }) ||
+      std::any_of(in.runs_b.begin(), in.runs_b.end(), [](const RunView* r) { return oversubscribed(*r); });
+  std::set<std::string> fingerprints;
+  describe_hardware(in.runs_a, fingerprints);
+  describe_hardware(in.runs_b, fingerprints);
+  p.timing_judged = !starved && fingerprints.size() <= 1;
+  return p;
+}
+
+JudgeOptions judge_options(const Prepared& p, double alpha, const CompareOptions& o) {
   JudgeOptions judge;
-  judge.confidence = c.confidence;
+  judge.confidence = p.schedule.confidence(p.pairs, alpha);
   judge.paired = o.paired;
   judge.target_change = o.target_change;
-  const bool starved = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return oversubscribed(*r); }) ||
-                       std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return oversubscribed(*r); });
+  return judge;
+}
+
+// Timing test `spec` of a comparison judged at per-test alpha `alpha`; nullopt
+// when the test cannot be made (a side not completed, other hardware, an
+// oversubscribed run, fewer than two runs or pairs): such a test is no member
+// of its family (a skipped case costs the others nothing).
+std::optional<stats::RatioEstimate> timing_test(const Prepared& p, const metrics::Metric& spec, double alpha,
+                                                const CompareOptions& o) {
+  if (!p.timing_judged) return std::nullopt;
+  const MetricComparison m =
+      compare(spec, side_of(p.input->runs_a, spec), side_of(p.input->runs_b, spec), judge_options(p, alpha, o));
+  const bool judged = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved ||
+                      m.verdict == Verdict::kNoChange || m.verdict == Verdict::kInconclusive;
+  if (!judged || !m.estimate || !m.estimate->interval) return std::nullopt;
+  return m.estimate;
+}
+
+// The alpha of each role's tests (Holm's level in its family) and why, in words.
+struct Levels {
+  double primary = 0.05, secondary = 0.05;
+  std::string primary_why, secondary_why;
+};
+
+std::string holm_words(const HolmLevel& h, const std::string& what) {
+  if (h.tests <= 1) return fmt::format("one test at alpha {:.3g}", h.alpha);
+  return fmt::format("Holm over {} {}{}", h.tests, what,
+                     h.rejected > 0 ? fmt::format(", {} rejected", h.rejected) : std::string());
+}
+
+Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& o) {
+  const ComparisonInput& in = *p.input;
+  Comparison c;
+  c.case_name = in.case_name;
+  c.label_a = in.label_a;
+  c.label_b = in.label_b;
+  c.runs_a = in.runs_a;
+  c.runs_b = in.runs_b;
+  summarize_side(c.runs_a, c.status_a, c.reason_a);
+  summarize_side(c.runs_b, c.status_b, c.reason_b);
+  c.paired = o.paired;
+  if (c.paired) c.pairs = p.pairs;
+  c.sequential_looks = p.schedule.sequential() ? p.schedule.looks() : 0;
+  const JudgeOptions primary = judge_options(p, levels.primary, o), secondary = judge_options(p, levels.secondary, o);
+  c.confidence = primary.confidence;
+  c.secondary_confidence = secondary.confidence;
+  const std::string schedule = p.schedule.describe();
+  c.levels = fmt::format("step time (primary) at {:.4g}%: {}; other times (secondary) at {:.4g}%: {}{}",
+                         100 * c.confidence, levels.primary_why, 100 * c.secondary_confidence, levels.secondary_why,
+                         schedule.empty() ? std::string()
+                                          : fmt::format("; {}, judged at {} {}", schedule, p.pairs,
+                                                        c.paired ? "pairs" : "runs a side"));
   std::set<std::string> fingerprints;
   c.hardware_a = describe_hardware(c.runs_a, fingerprints);
   c.hardware_b = describe_hardware(c.runs_b, fingerprints);
   c.same_hardware = fingerprints.size() <= 1;
+  c.test_hooks_a = test_hooks(c.runs_a);
+  c.test_hooks_b = test_hooks(c.runs_b);
+  const bool starved = c.same_hardware && !p.timing_judged;
   const bool from_logs = std::any_of(c.runs_a.begin(), c.runs_a.end(), [](const RunView* r) { return imported(*r); }) ||
                          std::any_of(c.runs_b.begin(), c.runs_b.end(), [](const RunView* r) { return imported(*r); });
+  const auto judged_time = [&](const metrics::Metric& spec) {
+    return compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec),
+                   role_of(spec) == Role::kPrimary ? primary : secondary);
+  };
   // Times first: the rates derived from them share their verdicts.
   std::map<std::string, MetricComparison> times;
-  for (const auto& spec : specs)
-    if (spec.judge == metrics::Judge::kTime)
-      times[spec.name] = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
-  for (const auto& spec : specs) {
-    // A metric only some runs have (MaxView's figures of imported logs): a row only when a side has it.
+  for (const auto& spec : p.specs)
+    if (spec.judge == metrics::Judge::kTime) times[spec.name] = judged_time(spec);
+  for (const auto& spec : p.specs) {
+    // A metric only some runs have (tools' own figures of imported logs): a row only when a side has it.
     if (spec.shown(metrics::kWhenPresent) && !side_of(c.runs_a, spec).value && !side_of(c.runs_b, spec).value)
       continue;
     MetricComparison m;
@@ -99,14 +169,12 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
       m = times[spec.name];
     } else if (spec.judge == metrics::Judge::kRate) {
       const auto time = times.find(spec.derived_from);
-      const metrics::Metric* base = metrics::find(spec.derived_from);
-      const MetricComparison shared = time != times.end() ? time->second
-                                                          : compare(*base, side_of(c.runs_a, *base), side_of(c.runs_b, *base), judge);
+      const MetricComparison shared = time != times.end() ? time->second : judged_time(*metrics::find(spec.derived_from));
       m = share_verdict(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), shared);
     } else if (spec.judge == metrics::Judge::kLoss) {
-      m = judge_loss(spec, c.runs_a, c.runs_b, o.thresholds, judge);  // the band of the runs' arithmetic
+      m = judge_loss(spec, c.runs_a, c.runs_b, o.thresholds, primary);  // the band of the runs' arithmetic
     } else {
-      m = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), judge);
+      m = compare(spec, side_of(c.runs_a, spec), side_of(c.runs_b, spec), primary);
     }
     const bool timing = spec.judge == metrics::Judge::kTime || spec.judge == metrics::Judge::kRate;
     if (from_logs && spec.judge == metrics::Judge::kLoss && m.verdict != Verdict::kNewFailure &&
@@ -143,10 +211,54 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
     c.metrics.push_back(std::move(m));
   }
   if (o.parity && !c.runs_a.empty() && !c.runs_b.empty() && !c.runs_a.front()->steps.empty() &&
-      !c.runs_b.front()->steps.empty())
+      !c.runs_b.front()->steps.empty()) {
     c.parity = stats::loss_parity(c.runs_a.front()->losses(), c.runs_b.front()->losses(),
                                   tolerance_of(*c.runs_a.front()));
+    c.parity_verdict = c.parity->within ? Verdict::kNoChange : Verdict::kRegressed;
+  }
   return c;
+}
+
+}  // namespace
+
+std::vector<Comparison> compare_family(const std::vector<ComparisonInput>& inputs, const CompareOptions& o) {
+  std::vector<Prepared> prepared;
+  for (const auto& in : inputs) prepared.push_back(prepare(in, o));
+  // The timing tests that can be made, by role: each comparison's step time, and its other times.
+  std::vector<std::pair<size_t, metrics::Metric>> primary, secondary;
+  for (size_t i = 0; i < prepared.size(); ++i)
+    for (const auto& spec : prepared[i].specs)
+      if (spec.judge == metrics::Judge::kTime && timing_test(prepared[i], spec, 1 - o.family.confidence, o))
+        (role_of(spec) == Role::kPrimary ? primary : secondary).emplace_back(i, spec);
+  const auto step_down = [&](const std::vector<std::pair<size_t, metrics::Metric>>& tests) {
+    if (tests.empty()) return HolmLevel{1 - o.family.confidence, 1, 0};
+    return holm(family_of_tests(o.family.confidence, tests.size()), [&](size_t t, double alpha) {
+      const auto e = timing_test(prepared[tests[t].first], tests[t].second, alpha, o);
+      return e && (e->interval->low > 1 || e->interval->high < 1);
+    });
+  };
+  const HolmLevel hp = step_down(primary), hs = step_down(secondary);
+  Levels levels;
+  levels.primary = hp.alpha;
+  levels.secondary = hs.alpha;
+  levels.primary_why = holm_words(hp, "comparisons' step times");
+  levels.secondary_why = holm_words(hs, "secondary tests");
+  std::vector<Comparison> out;
+  for (const auto& p : prepared) out.push_back(judge(p, levels, o));
+  return out;
+}
+
+Comparison compare_runs(const std::string& case_name, const std::string& label_a, const std::string& label_b,
+                        std::vector<const RunView*> runs_a, std::vector<const RunView*> runs_b,
+                        const CompareOptions& options) {
+  return compare_family({ComparisonInput{case_name, label_a, label_b, std::move(runs_a), std::move(runs_b)}}, options)
+      .front();
+}
+
+std::string ci_label(const Comparison& c) {
+  const auto pct = [](double conf) { return fmt::format("{:.4g}%", 100 * conf); };
+  if (pct(c.confidence) == pct(c.secondary_confidence)) return pct(c.confidence) + " CI";
+  return fmt::format("{} CI; secondary {}", pct(c.confidence), pct(c.secondary_confidence));
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include "harness/compare/family.h"
 #include "harness/compare/run_view.h"
+#include "harness/compare/sequential.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/stats/parity.h"
@@ -26,31 +27,67 @@ struct Comparison {
   std::string reason_a, reason_b;              // why skipped/failed, when it is
   std::vector<MetricComparison> metrics;  // spec order
   std::optional<stats::LossParity> parity;       // loss curves, first repeat of each side
+  // The curves' verdict, with `parity`: no change within its tolerance, regressed beyond.
+  Verdict parity_verdict = Verdict::kNotJudged;
   // Each side's hardware (base/hardware.h), "; "-joined when its runs had several;
   // times and rates of different hardware are never judged (not comparable).
   std::string hardware_a, hardware_b;
   bool same_hardware = true;
+  // Each side's planted-cause test hooks (run_view.h test_hooks): "" for real
+  // runs. Every renderer marks a side that has them.
+  std::string test_hooks_a, test_hooks_b;
   Verdict worst = Verdict::kNoChange;  // the most severe metric verdict
   bool paired = false;                 // timing intervals over interleaved pairs of runs
   size_t pairs = 0;                    // those pairs (repeat indices both sides have); 0 unpaired
-  size_t sequential_looks = 0;         // looks an adaptive session took at these runs (0: none)
-  double confidence = 0.95;            // of each timing interval (family- and look-adjusted)
+  size_t sequential_looks = 0;         // looks the procedure that made the runs planned (0: a fixed count)
+  // The level of each timing interval (docs/verdicts.md §4): the primary test's
+  // (the step time) and the secondary tests' (the first-step time), each its
+  // family's Holm level, spent as the runs' look schedule allows at their
+  // pair count; `levels` says so in words.
+  double confidence = 0.95;
+  double secondary_confidence = 0.95;
+  std::string levels;
 };
 
 struct CompareOptions {
   std::map<std::string, double> thresholds;  // CLI overrides on top of the case's
-  // The false-alarm rate is held per analysis, not per metric (family.h): each
-  // timing interval uses family.per_test_confidence(). The analyses set the
-  // family's comparisons and looks; a caller sets its confidence (1 - alpha).
+  // The false-alarm rate is held per analysis, not per metric (family.h):
+  // family.confidence = 1 - alpha of the primary family (every comparison's
+  // step time) and of the secondary one (the other timing tests); the tests
+  // are counted by compare_family.
   Family family;
   bool paired = false;  // the sides ran as interleaved pairs (same group, repeat by repeat)
   double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
   bool parity = true;  // compare loss curves (implementations of one case)
+  // The look schedule of runs that record none (`ab` and bisect judging their
+  // own sessions of builds too old to record their plan); runs that record
+  // one are judged by it (LookSchedule::of_runs), as they were made.
+  std::optional<LookSchedule> schedule;
 };
 
+// One comparison's two sides, before it is judged.
+struct ComparisonInput {
+  std::string case_name, label_a, label_b;
+  std::vector<const RunView*> runs_a, runs_b;
+};
+
+// Every comparison of an analysis, judged together: the primary timing tests
+// of all of them as one family and the secondary ones as another, each by
+// Holm's step-down at 1 - options.family.confidence (family.h); a test at
+// alpha a is judged on an interval at the level its runs' look schedule
+// (sequential.h, from their provenance) spends of a at their pair count. In
+// the order of `inputs`.
+std::vector<Comparison> compare_family(const std::vector<ComparisonInput>& inputs, const CompareOptions& options);
+
+// One comparison alone: compare_family of one.
 Comparison compare_runs(const std::string& case_name, const std::string& label_a, const std::string& label_b,
                         std::vector<const RunView*> runs_a, std::vector<const RunView*> runs_b,
                         const CompareOptions& options);
+
+// The Change column's header label for a comparison: "99.38% CI" with one
+// timing level, "99.38% CI; secondary 99.69%" when the secondary tests' level
+// differs.
+std::string ci_label(const Comparison& c);
 
 // The statistical side of `runs` (repeats of one case x variant) for one
 // metric: one value per run (NaN where a run lacks it) with its repeat index,

@@ -12,10 +12,14 @@ nlohmann::ordered_json to_json(const Comparison& c) {
             {"hardware", c.hardware_a}};
   j["b"] = {{"label", c.label_b}, {"status", c.status_b}, {"reason", c.reason_b}, {"repeats", c.runs_b.size()},
             {"hardware", c.hardware_b}};
+  j["a"]["test_hooks"] = c.test_hooks_a;  // "" for real runs (run_view.h)
+  j["b"]["test_hooks"] = c.test_hooks_b;
   j["same_hardware"] = c.same_hardware;
   j["worst_verdict"] = to_string(c.worst);
   j["paired"] = c.paired;
   j["confidence"] = c.confidence;
+  j["secondary_confidence"] = c.secondary_confidence;
+  j["levels"] = c.levels;
   auto opt = [](const std::optional<double>& v) {
     return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };

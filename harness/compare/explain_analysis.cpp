@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "harness/compare/family.h"
 #include "harness/metrics/op_categories.h"
 #include "harness/stats/difference.h"
 
@@ -149,7 +150,7 @@ std::optional<TimeWhy> explain_time(const SideProfiles& A, const SideProfiles& B
   size_t tested_ops = 0;
   for (const auto& [key, s] : ops) tested_ops += tested(s) ? 1 : 0;
   w.tests = tested_ops + categories.size() + phases.size() + 1;
-  w.confidence = 1 - (1 - family) / static_cast<double>(w.tests);
+  w.confidence = family_of_tests(family, w.tests).per_test_confidence();
   // Shares of a change that is itself not there mean nothing.
   const double total = w.step.change;
   const bool has_change = w.step.low && w.step.high ? (*w.step.low > 0 || *w.step.high < 0) : total != 0;
@@ -297,7 +298,7 @@ std::optional<MemoryWhy> explain_memory(const SideProfiles& A, const SideProfile
 std::string trigger_of(const Comparison& c) {
   std::string out;
   for (const auto& m : c.metrics) {
-    const bool decisive = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved;
+    const bool decisive = is_decisive(m.verdict);
     if (!decisive) continue;
     if (m.spec.name == "step_time_median_s")
       out += (out.empty() ? "" : "; ") + fmt::format("step time {} {}", to_string(m.verdict), m.change);
@@ -313,7 +314,7 @@ std::string trigger_of(const Comparison& c) {
 bool wants_why(const Comparison& c) {
   for (const auto& m : c.metrics)
     if ((m.spec.name == "step_time_median_s" || m.spec.name == "peak_memory_bytes") &&
-        (m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved))
+        is_decisive(m.verdict))
       return true;
   return false;
 }
@@ -326,7 +327,7 @@ Explanation explain(const Comparison& timed, std::vector<const RunView*> profile
   e.label_b = timed.label_b;
   e.trigger = trigger_of(timed);
   for (const auto& m : timed.metrics) {
-    const bool decisive = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved;
+    const bool decisive = is_decisive(m.verdict);
     if (decisive && m.spec.name == "step_time_median_s") e.time_decided = true;
     if (decisive && m.spec.name == "peak_memory_bytes") e.memory_decided = true;
   }

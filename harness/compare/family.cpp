@@ -1,27 +1,42 @@
-// The false-alarm family (see family.h).
+// False-alarm families (see family.h).
 #include "harness/compare/family.h"
 
 #include <algorithm>
-
-#include "harness/metrics/catalogue.h"
+#include <stdexcept>
+#include <vector>
 
 namespace twinbench::compare {
 
-size_t timing_tests_per_comparison() {
-  size_t n = 0;
-  for (const auto& m : metrics::catalogue())
-    if (m.judge == metrics::Judge::kTime) ++n;
-  return n;
+double Family::per_test_alpha() const { return alpha() / static_cast<double>(std::max<size_t>(1, tests)); }
+
+Family family_of_tests(double confidence, size_t tests) {
+  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("a family's confidence must be in (0, 1)");
+  return Family{confidence, std::max<size_t>(1, tests)};
 }
 
-size_t Family::tests() const { return std::max<size_t>(1, comparisons) * timing_tests_per_comparison(); }
-
-double Family::per_test_confidence() const {
-  return stats::per_test_confidence(confidence, std::max<size_t>(1, tests()), std::max<size_t>(1, looks));
+HolmLevel holm(const Family& family, const std::function<bool(size_t, double)>& rejects) {
+  HolmLevel level;
+  level.tests = std::max<size_t>(1, family.tests);
+  std::vector<bool> rejected(level.tests, false);
+  for (bool more = true; more;) {
+    more = false;
+    level.alpha = family.alpha() / static_cast<double>(level.tests - level.rejected);
+    const double alpha = level.alpha;
+    for (size_t i = 0; i < level.tests; ++i)
+      if (!rejected[i] && rejects(i, alpha)) {
+        rejected[i] = true;
+        ++level.rejected;
+        more = level.rejected < level.tests;
+      }
+  }
+  level.alpha = family.alpha() / static_cast<double>(std::max<size_t>(1, level.tests - level.rejected));
+  return level;
 }
 
-Family family_of(double confidence, size_t comparisons, size_t looks) {
-  return Family{confidence, std::max<size_t>(1, comparisons), std::max<size_t>(1, looks)};
+Role role_of(const metrics::Metric& timing_metric) {
+  return timing_metric.name == kPrimaryTest ? Role::kPrimary : Role::kSecondary;
 }
+
+std::string to_string(Role role) { return role == Role::kPrimary ? "primary" : "secondary"; }
 
 }  // namespace twinbench::compare

@@ -130,6 +130,7 @@ IndexAnalysis analyze_index(const std::vector<RunView>& all, size_t stored, cons
     row.step_time_mean_s = v.metric("step_time_mean_s");
     row.history = history[key];
     row.started_at = v.run.started_at;
+    row.test_hooks = test_hooks(v.run);
     if (pair)
       for (const auto& c : pair->cases)
         if (c.case_name == row.case_name &&

@@ -23,6 +23,7 @@ struct IndexRow {
   std::optional<double> final_loss, step_time_mean_s;
   std::vector<double> history;  // step_time_mean_s of the runs of the row shown, oldest first
   std::string started_at;
+  std::string test_hooks;  // the shown run's planted-cause test hooks (run_view.h), "" for a real run
   // From the pair analysis, when the row is one of its sides' cases:
   std::optional<Verdict> pair_verdict;  // the case's worst verdict
   size_t pairs = 0;                     // its interleaved pairs

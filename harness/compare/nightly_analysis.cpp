@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/base/hardware.h"
+#include "harness/compare/family.h"
 #include "harness/stats/changepoint.h"
 #include "harness/stats/summary.h"
 
@@ -112,6 +113,16 @@ NightlyAnalysis analyze_nightly(const NightlyInput& in, const NightlyOptions& o)
     if (group == shown.end() || !wanted(v)) continue;
     const std::string& start = group->second->start;
     if (v.run.status != RunStatus::completed) continue;
+    if (const std::string hooks = test_hooks(v.run); !hooks.empty()) {  // planted causes: never a point of a trend
+      const auto same = [&](const HookedRuns& h) {
+        return h.group == v.run.group_id && h.case_name == v.run.case_name && h.variant == v.run.variant;
+      };
+      auto it = std::find_if(r.hooked.begin(), r.hooked.end(), same);
+      if (it == r.hooked.end())
+        it = r.hooked.insert(r.hooked.end(), {start.substr(0, 10), v.run.group_id, v.run.case_name, v.run.variant, hooks, 0});
+      ++it->runs;
+      continue;
+    }
     const Key key{v.run.case_name, v.run.variant, v.run.hardware_fingerprint};
     if (!hardware.count(v.run.hardware_fingerprint))
       hardware[v.run.hardware_fingerprint] = hardware_fingerprint(v.run.provenance_json).description;
@@ -140,7 +151,7 @@ NightlyAnalysis analyze_nightly(const NightlyInput& in, const NightlyOptions& o)
       s.variant = std::get<1>(key);
       s.spec = spec;
       s.hardware = hardware.at(std::get<2>(key));
-      s.hardware_id = std::get<2>(key);
+      s.hardware_fingerprint = std::get<2>(key);
       for (const auto& [day, night] : nights.at(key)) {  // by date
         std::vector<double> repeats;
         std::string commit;
@@ -156,7 +167,11 @@ NightlyAnalysis analyze_nightly(const NightlyInput& in, const NightlyOptions& o)
       s.segment_starts.push_back(0);
       for (size_t i = 1; i < s.points.size(); ++i) {
         const auto gap = matrix_nights.upper_bound(s.points[i - 1].night);
-        if (gap != matrix_nights.end() && *gap < s.points[i].night) s.segment_starts.push_back(i);
+        const bool accepted = std::any_of(o.accepted.begin(), o.accepted.end(), [&](const AcceptedLevel& l) {
+          return l.case_name == s.case_name && l.variant == s.variant && l.hardware_fingerprint == std::get<2>(key) &&
+                 l.metric == spec.name && s.points[i - 1].night < l.night && l.night <= s.points[i].night;
+        });
+        if ((gap != matrix_nights.end() && *gap < s.points[i].night) || accepted) s.segment_starts.push_back(i);
       }
       s.level.assign(s.points.size(), std::nullopt);
       r.series.push_back(std::move(s));
@@ -173,7 +188,7 @@ NightlyAnalysis analyze_nightly(const NightlyInput& in, const NightlyOptions& o)
         r.candidates_tested += n - 2 * o.min_nights + 1;
       }
     }
-  r.alpha_per_segment = r.alpha / static_cast<double>(std::max<size_t>(1, r.segments_tested));
+  r.alpha_per_segment = family_of_tests(1 - r.alpha, r.segments_tested).per_test_alpha();
   stats::ChangePointOptions cp;
   cp.alpha = r.alpha_per_segment;
   cp.min_segment = o.min_nights;

@@ -23,6 +23,7 @@
 #include "harness/compare/missing_data.h"
 #include "harness/compare/run_view.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/store/alert_record.h"
 
 namespace twinbench::compare {
 
@@ -51,16 +52,25 @@ struct SeriesChange {
 struct TrendSeries {
   std::string case_name, variant;
   metrics::Metric spec;
-  std::string hardware;     // the hardware every point was measured on (base/hardware.h), described
-  std::string hardware_id;  // its fingerprint (what the store keys series by)
+  std::string hardware;  // the hardware every point was measured on (base/hardware.h), described
+  std::string hardware_fingerprint;  // its fingerprint (what the store keys series by)
   std::vector<NightPoint> points;           // by night
   std::vector<size_t> segment_starts;       // indices where a gap starts a new segment (0 first)
   std::vector<std::optional<double>> level;  // per point: its segment's median between change points
   std::vector<SeriesChange> changes;        // by index
 };
 
+// Runs made with planted-cause test hooks (run_view.h test_hooks), per group,
+// case and implementation: never a night of a series, so never the level a
+// change is judged against nor a change itself; listed instead.
+struct HookedRuns {
+  std::string night, group, case_name, variant, hooks;
+  size_t runs = 0;
+};
+
 struct NightlyAnalysis {
   MissingData missing;  // series that stopped producing completed runs: findings, first
+  std::vector<HookedRuns> hooked;  // left out of every series, oldest first
   int days = 0;
   size_t min_nights = 4;       // nights at a new level before a change is confirmed
   double alpha = 0.05;         // the report's false-alarm rate, all series and nights
@@ -73,6 +83,18 @@ struct NightlyAnalysis {
   size_t groups = 0;    // run groups that started within the days shown
   size_t runs = 0;      // their runs
   std::string newest_night;
+  // The store's live alerts (open, acknowledged) after this nightly raised and
+  // closed its own, newest first: what the report lists first. Set by the
+  // command that synchronised them (cli/alert_sync.h); empty otherwise.
+  std::vector<store::Alert> alerts;
+};
+
+// A level accepted as a series' baseline (an alert marked expected,
+// docs/alerts.md): the series is cut at `night` as a gap would cut it, so
+// the change into it is never found again and later nights are judged
+// against it.
+struct AcceptedLevel {
+  std::string case_name, variant, hardware_fingerprint, metric, night;
 };
 
 struct NightlyOptions {
@@ -85,6 +107,7 @@ struct NightlyOptions {
   // family is then that series' segments.
   std::optional<store::Series> only;
   std::string metric;
+  std::vector<AcceptedLevel> accepted;  // levels accepted as baselines (expected alerts)
 };
 
 // A run group as the nightly analysis sees it: when it started (its first

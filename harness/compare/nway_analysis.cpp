@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "harness/compare/sessions.h"
 
 namespace twinbench::compare {
 
@@ -33,16 +32,17 @@ NwayAnalysis analyze_nway(std::vector<RunView> runs, const std::string& group_id
   const auto names = case_names(r.runs);
   CompareOptions o = options;
   // One matrix invocation runs every implementation repeat by repeat: interleaved
-  // pairs. One family: every case against every implementation, and the looks.
+  // pairs. One family of every case's step time against every implementation.
   o.paired = true;
-  o.family = family_of(options.family.confidence, names.size() * (r.variants.size() - 1),
-                       std::max(options.family.looks, sequential_looks(r.runs)));
-  for (const auto& name : names) {
-    NwayCase c;
-    c.case_name = name;
+  std::vector<ComparisonInput> inputs;
+  for (const auto& name : names)
     for (size_t i = 1; i < r.variants.size(); ++i)
-      c.against.push_back(compare_runs(name, reference, r.variants[i], select(r.runs, name, reference),
-                                       select(r.runs, name, r.variants[i]), o));
+      inputs.push_back({name, reference, r.variants[i], select(r.runs, name, reference), select(r.runs, name, r.variants[i])});
+  std::vector<Comparison> judged = compare_family(inputs, o);
+  for (size_t k = 0; k < names.size(); ++k) {
+    NwayCase c;
+    c.case_name = names[k];
+    for (size_t i = 1; i < r.variants.size(); ++i) c.against.push_back(std::move(judged[k * (r.variants.size() - 1) + i - 1]));
     r.cases.push_back(std::move(c));
   }
   return r;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "harness/compare/sessions.h"
 
 namespace twinbench::compare {
 
@@ -17,17 +16,20 @@ PairAnalysis analyze_pair(std::vector<RunView> runs, const std::string& group_id
   const auto names = case_names(analysis.runs);
   CompareOptions o = options;
   // One matrix invocation runs the implementations repeat by repeat (A B, A B, ...):
-  // interleaved pairs. One family: every case of this analysis, and every look an
-  // adaptive matrix took at them.
+  // interleaved pairs. One family of every case's step time, one of the other times.
   o.paired = true;
-  o.family = family_of(options.family.confidence, names.size(),
-                       std::max(options.family.looks, sequential_looks(analysis.runs)));
+  std::vector<ComparisonInput> inputs;
   for (const auto& name : names)
-    analysis.cases.push_back(
-        compare_runs(name, a, b, select(analysis.runs, name, a), select(analysis.runs, name, b), o));
-  analysis.profiles = std::move(profiles);
-  analysis.why = explain_all(analysis.cases, analysis.profiles, options.family.confidence);
+    inputs.push_back({name, a, b, select(analysis.runs, name, a), select(analysis.runs, name, b)});
+  analysis.cases = compare_family(inputs, o);
+  analysis.family_confidence = options.family.confidence;
+  explain_pair(analysis, std::move(profiles));
   return analysis;
+}
+
+void explain_pair(PairAnalysis& analysis, std::vector<RunView> profiles) {
+  analysis.profiles = std::move(profiles);
+  analysis.why = explain_all(analysis.cases, analysis.profiles, analysis.family_confidence);
 }
 
 }  // namespace twinbench::compare

@@ -1,7 +1,8 @@
 // What a branch comparison asks of the stored runs (baseline.h), as
-// questions rather than a vector of every run: a store answers each in a few
-// statements whatever it holds (runs.h: StoreRuns), runs in memory answer
-// them by filtering (VectorRuns: tests, and callers that hold the runs).
+// questions rather than a vector of every run: the store answers each in a
+// few statements whatever it holds (runs.h: StoreRuns, the one answerer). The
+// questions stand apart from the store so that baseline.h, which reports
+// read, carries no store in.
 #pragma once
 
 #include <string>
@@ -11,11 +12,13 @@
 
 namespace twinbench::compare {
 
-// Imported runs set aside from a comparison: those that match (matches_ref)
+// Runs set aside from a comparison: imported runs that match (matches_ref)
 // any of these refs (baseline.h: a ref's imported runs stand aside when it
-// has runs twinbench made).
+// has runs twinbench made), and with `test_hooks` every run made with a
+// planted-cause test hook (run_view.h): never a baseline.
 struct Hidden {
   std::vector<std::string> refs;
+  bool test_hooks = false;
   bool hides(const store::RunRecord& run) const;
 };
 
@@ -36,21 +39,6 @@ class RunLookup {
   // Refs of the newest runs — branch labels, commits' first 9 characters —
   // each once, newest last, at most `limit` (an error message's list).
   virtual std::vector<std::string> recent_refs(size_t limit) const = 0;
-};
-
-// The answers from runs in memory (`all` oldest first, as load_runs gives them).
-class VectorRuns : public RunLookup {
- public:
-  explicit VectorRuns(const std::vector<RunView>& all) : all_(all) {}
-  bool has_ref(const std::string& ref, bool made_here, const Hidden& hidden) const override;
-  std::vector<store::RunRecord> imported_of_ref(const std::string& ref) const override;
-  std::vector<RunView> latest_of_ref(const std::string& ref, const Hidden& hidden) const override;
-  std::vector<RunView> at_commit(const std::string& commit, const Hidden& hidden) const override;
-  bool has_commit(const std::string& commit, const Hidden& hidden) const override;
-  std::vector<std::string> recent_refs(size_t limit) const override;
-
- private:
-  const std::vector<RunView>& all_;
 };
 
 }  // namespace twinbench::compare

@@ -30,10 +30,15 @@ RunTable table_of(const std::string& case_name, const std::vector<RunView>& runs
     col.status = side_of(selected, metrics::catalogue().front()).status;
     for (const RunView* r : selected)
       if (std::string(to_string(r->run.status)) == col.status && !r->run.reason.empty()) col.reason = r->run.reason;
+    col.test_hooks = test_hooks(selected);
     t.columns.push_back(col);
     columns.push_back(std::move(selected));
   }
-  if (!against.empty()) t.confidence = against.front().confidence;
+  if (!against.empty()) {
+    t.confidence = against.front().confidence;
+    t.ci_label = ci_label(against.front());
+    t.levels = against.front().levels;
+  }
   for (const auto& spec : metrics::shown_in(metrics::kConsole)) {
     TableRow row;
     row.spec = spec;
@@ -61,7 +66,7 @@ RunTable table_of(const std::string& case_name, const std::vector<RunView>& runs
 }  // namespace
 
 RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::string>& variants,
-                             const CompareOptions& options, std::vector<RunView> profiles) {
+                             const CompareOptions& options) {
   RunTables out;
   const auto names = case_names(runs);
   const bool has_reference = !variants.empty() && std::any_of(runs.begin(), runs.end(), [&](const RunView& v) {
@@ -69,11 +74,10 @@ RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::s
   });
   // The verdicts: the very analyses `report pair` and `report nway` make of these runs.
   if (variants.size() == 2 && has_reference) {
-    PairAnalysis pair = analyze_pair(std::move(runs), "", variants[0], variants[1], options, std::move(profiles));
-    for (size_t i = 0; i < names.size(); ++i) out.tables.push_back(table_of(names[i], pair.runs, variants, {pair.cases[i]}));
-    // The explanations point into the pair's profiles, which the tables keep.
-    out.profiles = std::move(pair.profiles);
-    for (size_t i = 0; i < names.size(); ++i) out.tables[i].why = std::move(pair.why[i]);
+    out.pair = analyze_pair(std::move(runs), "", variants[0], variants[1], options);
+    for (size_t i = 0; i < names.size(); ++i)
+      out.tables.push_back(table_of(names[i], out.pair->runs, variants, {out.pair->cases[i]}));
+    for (size_t i = 0; i < names.size(); ++i) out.tables[i].why = out.pair->why[i];
   } else if (variants.size() > 2 && has_reference) {
     const NwayAnalysis nway = analyze_nway(std::move(runs), "", variants[0], variants, options);
     for (size_t i = 0; i < names.size(); ++i)
@@ -82,6 +86,23 @@ RunTables analyze_run_tables(std::vector<RunView> runs, const std::vector<std::s
     for (const auto& name : names) out.tables.push_back(table_of(name, runs, variants, {}));
   }
   return out;
+}
+
+std::vector<std::string> cases_to_explain(const RunTables& tables, bool always) {
+  std::vector<std::string> out;
+  if (!tables.pair) return out;
+  for (size_t i = 0; i < tables.tables.size(); ++i) {
+    const RunTable& t = tables.tables[i];
+    const bool measured = t.columns.size() == 2 && t.columns[0].measured && t.columns[1].measured;
+    if (measured && (always || wants_why(tables.pair->cases[i]))) out.push_back(t.case_name);
+  }
+  return out;
+}
+
+void explain_run_tables(RunTables& tables, std::vector<RunView> profiles) {
+  if (!tables.pair) return;
+  explain_pair(*tables.pair, std::move(profiles));
+  for (size_t i = 0; i < tables.tables.size(); ++i) tables.tables[i].why = tables.pair->why[i];
 }
 
 }  // namespace twinbench::compare

@@ -49,11 +49,42 @@ bool oversubscribed(const RunView& run) {
   return flag_of(nlohmann::json::parse(run.run.provenance_json, nullptr, false), "oversubscribed");
 }
 
+std::string test_hooks(const store::RunRecord& run) {
+  if (run.provenance_json.find("\"test_hooks\"") == std::string::npos) return "";  // most runs: no parse
+  const auto j = nlohmann::ordered_json::parse(run.provenance_json, nullptr, false);  // in the order stored
+  if (!j.is_object() || !j.contains("test_hooks") || !j["test_hooks"].is_object()) return "";
+  std::string out;
+  for (const auto& [variable, value] : j["test_hooks"].items())
+    out += (out.empty() ? "" : ", ") + variable + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return out;
+}
+
+std::string test_hooks(const std::vector<const RunView*>& runs) {
+  std::vector<std::string> seen;
+  for (const RunView* r : runs)
+    if (const std::string h = test_hooks(r->run); !h.empty() && std::find(seen.begin(), seen.end(), h) == seen.end())
+      seen.push_back(h);
+  std::string out;
+  for (const auto& h : seen) out += (out.empty() ? "" : "; ") + h;
+  return out;
+}
+
+bool any_test_hooks(const std::vector<RunView>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const RunView& r) { return !test_hooks(r.run).empty(); });
+}
+
 bool imported(const RunView& run) { return imported(run.run); }
 
 bool imported(const store::RunRecord& run) {
   const auto j = nlohmann::json::parse(run.provenance_json, nullptr, false);
   return j.is_object() && j.contains("source") && j["source"].is_string() && j["source"].get<std::string>() == "import";
+}
+
+std::vector<metrics::Metric> verdict_specs(const std::map<std::string, double>& case_thresholds,
+                                           const std::map<std::string, double>& cli_thresholds) {
+  std::map<std::string, double> thresholds = case_thresholds;
+  for (const auto& [k, v] : cli_thresholds) thresholds[k] = v;
+  return metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), thresholds);
 }
 
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds) {
@@ -62,8 +93,7 @@ std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::s
   if (j.is_object() && j.contains("thresholds") && j["thresholds"].is_object())
     for (const auto& [k, v] : j["thresholds"].items())
       if (v.is_number()) thresholds[k] = v.get<double>();
-  for (const auto& [k, v] : cli_thresholds) thresholds[k] = v;
-  return metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), thresholds);
+  return verdict_specs(thresholds, cli_thresholds);
 }
 
 std::vector<std::string> case_names(const std::vector<RunView>& runs) {

@@ -32,11 +32,24 @@ struct RunView {
 // Whether the run was marked as started on an oversubscribed host (more
 // processes x threads than cores): its times are not performance figures.
 bool oversubscribed(const RunView& run);
+// The planted-cause test hooks a run was made with (its provenance's
+// `test_hooks`: harness/run/hooks/hooks.h), "VAR=VALUE, ..."; "" for a real
+// run. Every report marks such a run and no baseline takes it.
+std::string test_hooks(const store::RunRecord& run);
+// Of several runs: each distinct setting once, "; "-joined ("" when none had a hook).
+std::string test_hooks(const std::vector<const RunView*>& runs);
+// Whether any of `runs` was made with a test hook.
+bool any_test_hooks(const std::vector<RunView>& runs);
 // Whether the run was imported from another tool's log (`twinbench import`).
 bool imported(const RunView& run);
 bool imported(const store::RunRecord& run);
 
-// Thresholds a case asks for (measure.* keys in its stored config) on top of the defaults.
+// The verdict metrics with their thresholds: the catalogue's, a case's
+// [thresholds] on top, the command line's on top of those. Every threshold a
+// verdict or a look uses comes from here.
+std::vector<metrics::Metric> verdict_specs(const std::map<std::string, double>& case_thresholds,
+                                           const std::map<std::string, double>& cli_thresholds);
+// verdict_specs with the [thresholds] of the case as the run stored its config.
 std::vector<metrics::Metric> specs_for(const RunView& run, const std::map<std::string, double>& cli_thresholds);
 
 // Case names in first-seen order.

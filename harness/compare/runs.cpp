@@ -5,6 +5,7 @@
 #include "harness/compare/runs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -284,21 +285,13 @@ std::string resolve_ref(const RunLookup& runs, const std::string& ref, const std
                                           list.empty() ? "no runs" : list));
 }
 
-std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref) {
-  // The newest group per (case, variant, hardware) among the runs of `ref` (runs
-  // are oldest first): each machine type of a fleet keeps its own newest runs.
-  std::map<SeriesKey, std::string> newest_group;
-  for (const auto& v : all)
-    if (matches_ref(v.run, ref)) newest_group[series_of(v.run)] = v.run.group_id;
-  std::vector<RunView> out;
-  for (const auto& v : all) {
-    const auto it = newest_group.find(series_of(v.run));
-    if (it != newest_group.end() && it->second == v.run.group_id && matches_ref(v.run, ref)) out.push_back(v);
-  }
-  return out;
-}
-
 // ---- a branch comparison's questions, asked of a store ------------------------
+
+bool Hidden::hides(const store::RunRecord& run) const {
+  if (test_hooks && !compare::test_hooks(run).empty()) return true;
+  return !refs.empty() && imported(run) &&
+         std::any_of(refs.begin(), refs.end(), [&](const std::string& ref) { return matches_ref(run, ref); });
+}
 
 namespace {
 
@@ -431,9 +424,10 @@ std::vector<std::string> StoreRuns::recent_refs(size_t limit) const {
 
 // ---- the pair report's runs -----------------------------------------------------
 
-PairSelection select_pair_runs(const store::Store& db, const std::string& group, const std::string& a,
-                               const std::string& b) {
-  PairSelection out;
+namespace {
+
+RunSelection pair_runs(const store::Store& db, const std::string& group, const std::string& a, const std::string& b) {
+  RunSelection out;
   out.group_id = resolve_group(db, group);
   store::RunFilter in_group;
   in_group.group_id = out.group_id;
@@ -490,6 +484,39 @@ PairSelection select_pair_runs(const store::Store& db, const std::string& group,
     out.group_id = "newest per case: ";
     for (size_t i = 0; i < groups.size() && i < kNamed; ++i) out.group_id += (i ? ", " : "") + groups[i];
     if (groups.size() > kNamed) out.group_id += fmt::format(" and {} more", groups.size() - kNamed);
+  }
+  return out;
+}
+
+bool has_variant(const std::vector<RunView>& runs, const std::string& variant) {
+  return std::any_of(runs.begin(), runs.end(), [&](const RunView& v) { return v.run.variant == variant; });
+}
+
+}  // namespace
+
+RunSelection select_pair_runs(const store::Store& db, const std::string& group, const std::string& a,
+                              const std::string& b) {
+  RunSelection out = pair_runs(db, group, a, b);
+  if (!has_variant(out.runs, a) && !has_variant(out.runs, b))
+    throw std::invalid_argument(fmt::format(
+        "{}no run of '{}' or '{}' to pair; groups with runs of '{}': {}; of '{}': {}; pass --group ID, or --a/--b",
+        group.empty() ? "" : "group " + group + ": ", a, b, a, groups_with_variant(db, a), b,
+        groups_with_variant(db, b)));
+  return out;
+}
+
+RunSelection select_nway_runs(const store::Store& db, const std::string& group, const std::string& reference) {
+  RunSelection out;
+  store::RunFilter filter;
+  filter.group_id = out.group_id = resolve_group(db, group);
+  out.runs = load_runs(db, filter);
+  if (!has_variant(out.runs, reference)) {
+    std::set<std::string> here;
+    for (const auto& v : out.runs) here.insert(v.run.variant);
+    throw std::invalid_argument(fmt::format(
+        "--reference: no run of '{}' in group {} (it holds {}); groups with runs of '{}': {}; pass --group ID, or "
+        "another --reference",
+        reference, out.group_id, fmt::join(here, ", "), reference, groups_with_variant(db, reference)));
   }
   return out;
 }

@@ -96,10 +96,6 @@ std::string resolve_ref(const RunLookup& runs, const std::string& ref, const std
 // characters — each once, newest last, at most `limit`.
 std::vector<std::string> refs_of(const std::vector<store::RunRecord>& records, size_t limit);
 
-// For each (case, variant, hardware fingerprint): the runs of the newest group
-// whose runs match `ref`.
-std::vector<RunView> latest_runs_of_ref(const std::vector<RunView>& all, const std::string& ref);
-
 // A branch comparison's questions (run_lookup.h) answered by a store, each in
 // a few statements whatever it holds (the series, branch and source indexes
 // of schema v5); runs come with metrics, never steps.
@@ -132,18 +128,24 @@ struct BranchQuery {
 BranchAnalysis analyze_stored_branch(const store::Store& store, const BranchQuery& query,
                                      const CompareOptions& options, std::string& how);
 
-// What `report pair --a A --b B` compares, and the label of where it came from.
-struct PairSelection {
+// What a report of one group compares, and the label of where it came from.
+struct RunSelection {
   std::string group_id;       // the one group, or "newest per case: g1, g2, ..."
   std::vector<RunView> runs;  // oldest first, like load_runs
 };
 
-// With `group`: that group's runs. Without: the newest group when it holds
-// runs of both A and B (a matrix run); otherwise — imported runs get a group
-// per import — for each case, the runs of A from the newest group with runs
-// of A in that case, and those of B likewise. Throws std::invalid_argument
-// when the store (or `group`) holds no runs.
-PairSelection select_pair_runs(const store::Store& store, const std::string& group, const std::string& a,
-                               const std::string& b);
+// What `report pair --a A --b B` compares. With `group`: that group's runs.
+// Without: the newest group when it holds runs of both A and B (a matrix
+// run); otherwise — imported runs get a group per import — for each case, the
+// runs of A from the newest group with runs of A in that case, and those of B
+// likewise. Throws std::invalid_argument when the store (or `group`) holds no
+// runs, or none of A or B (naming the groups that have them).
+RunSelection select_pair_runs(const store::Store& store, const std::string& group, const std::string& a,
+                              const std::string& b);
+
+// What `report nway --reference R` compares: the runs of `group` (else of the
+// newest group). Throws std::invalid_argument when there is none, or when it
+// holds no run of `reference` (naming the groups that have them).
+RunSelection select_nway_runs(const store::Store& store, const std::string& group, const std::string& reference);
 
 }  // namespace twinbench::compare

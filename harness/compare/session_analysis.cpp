@@ -13,8 +13,8 @@ namespace twinbench::compare {
 
 SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
                                 const std::string& label_a, const std::string& label_b,
-                                const std::map<std::string, double>& thresholds, const Family& family,
-                                std::vector<RunView> profiles) {
+                                const std::map<std::string, double>& thresholds, double confidence,
+                                std::optional<LookSchedule> schedule, std::vector<RunView> profiles) {
   SessionAnalysis s;
   s.runs = std::move(runs);
   auto find = [&](const std::string& id) -> RunView& {
@@ -33,12 +33,13 @@ SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std
   }
   CompareOptions o;
   o.thresholds = thresholds;
-  o.family = family_of(family.confidence, 1, family.looks);
+  o.family.confidence = confidence;
+  o.schedule = std::move(schedule);
   o.paired = true;
   o.parity = false;
-  s.confidence = o.family.per_test_confidence();
   const std::string case_name = runs_b.empty() ? "" : runs_b.front()->run.case_name;
   s.comparison = compare_runs(case_name, label_a, label_b, runs_a, runs_b, o);
+  s.confidence = s.comparison.confidence;
   for (const auto& m : s.comparison.metrics) {
     if (!m.baseline && !m.candidate) continue;  // e.g. MFU without a calibration
     SessionMetric row;
@@ -50,7 +51,7 @@ SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std
     s.metrics.push_back(std::move(row));
   }
   s.profiles = std::move(profiles);
-  auto why = explain_all({s.comparison}, s.profiles, family.confidence);
+  auto why = explain_all({s.comparison}, s.profiles, confidence);
   s.why = std::move(why.front());
   return s;
 }

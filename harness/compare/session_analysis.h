@@ -1,7 +1,8 @@
 // The analysis of one interleaved session (an `ab` session, a bisect probe):
 // side A's and side B's runs paired round by round, every metric judged by the
-// reports' paired rule in a family of one comparison looked at as often as the
-// session allowed itself, with each metric's per-round values for the table.
+// reports' paired rule in a family of one comparison, each interval at the
+// level the session's look schedule spends at its rounds, with each metric's
+// per-round values for the table.
 #pragma once
 
 #include <map>
@@ -24,19 +25,20 @@ struct SessionAnalysis {
   std::vector<RunView> runs;  // owns what the comparison points to
   Comparison comparison;
   std::vector<SessionMetric> metrics;  // spec order; metrics neither side has are left out
-  double confidence = 0.95;            // of each interval
+  double confidence = 0.95;            // of the step time's interval (comparison.confidence)
   std::vector<RunView> profiles;       // the session's profiled runs
   std::optional<Explanation> why;      // when the comparison wants one or has profiled runs
 };
 
 // `runs`: the session's runs; `rounds`: per round, the run ids of A and B (a run
-// id not among `runs` is std::invalid_argument naming it). `family` gives the
-// session's confidence and looks (one comparison). `profiles`: the session's
-// profiled runs (runs.h, load_profile_runs), for its why.
+// id not among `runs` is std::invalid_argument naming it). `confidence`: the
+// session's, 1 - alpha; `schedule`: the looks the session planned (else as its
+// runs record them). `profiles`: the session's profiled runs (runs.h,
+// load_profile_runs), for its why.
 SessionAnalysis analyze_session(std::vector<RunView> runs, const std::vector<std::pair<std::string, std::string>>& rounds,
                                 const std::string& label_a, const std::string& label_b,
-                                const std::map<std::string, double>& thresholds, const Family& family,
-                                std::vector<RunView> profiles = {});
+                                const std::map<std::string, double>& thresholds, double confidence,
+                                std::optional<LookSchedule> schedule = std::nullopt, std::vector<RunView> profiles = {});
 
 // A stored session read back (the server's session page): `runs` is its group;
 // the runs whose branch label is `label_a` and `label_b` are its sides, the

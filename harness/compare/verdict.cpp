@@ -189,6 +189,12 @@ std::string to_string(Verdict v) {
   return "unknown";
 }
 
+bool is_decisive(Verdict v) { return v == Verdict::kRegressed || v == Verdict::kImproved; }
+
+bool is_judgement(Verdict v) { return is_decisive(v) || v == Verdict::kNoChange || v == Verdict::kInconclusive; }
+
+bool is_bad(Verdict v) { return v == Verdict::kRegressed || v == Verdict::kNewFailure; }
+
 MetricComparison compare(const metrics::Metric& spec, const Side& baseline, const Side& candidate,
                          const JudgeOptions& o) {
   MetricComparison c = start(spec, baseline, candidate);
@@ -256,16 +262,6 @@ int severity(Verdict v) {
     case Verdict::kNotJudged: return -1;
   }
   return 0;
-}
-
-void sort_worst_first(std::vector<MetricComparison>& comparisons) {
-  auto magnitude = [](const MetricComparison& c) { return c.rel_diff ? std::abs(*c.rel_diff) : kInf; };
-  std::stable_sort(comparisons.begin(), comparisons.end(), [&](const MetricComparison& x, const MetricComparison& y) {
-    const int sx = severity(x.verdict), sy = severity(y.verdict);
-    if (sx != sy) return sx > sy;
-    if (x.verdict == Verdict::kRegressed) return magnitude(x) > magnitude(y);
-    return false;
-  });
 }
 
 }  // namespace twinbench::compare

@@ -27,6 +27,13 @@ enum class Verdict { kRegressed, kImproved, kNoChange, kInconclusive, kChanged, 
 // "not comparable", "new failure", "not judged" (a metric the catalogue shows
 // beside the judged ones but never judges, e.g. MaxView's own figures).
 std::string to_string(Verdict v);
+// Regressed or improved: the interval (or the exact rule) is clear of the threshold.
+bool is_decisive(Verdict v);
+// A verdict on the figures — decisive, no change or inconclusive — rather than
+// on their absence or comparability (missing, changed, not comparable, ...).
+bool is_judgement(Verdict v);
+// What fails a gate: regressed, or a new failure.
+bool is_bad(Verdict v);
 
 struct Side {
   std::string status = "completed";  // the worst status of its runs; anything but completed is not a measurement
@@ -68,11 +75,9 @@ MetricComparison share_verdict(const metrics::Metric& spec, const Side& baseline
 // time's interval, inverted for work per second); "" for the exact metrics.
 std::string interval_text(const MetricComparison& c);
 
-// Severity order used to pick a case's worst verdict and to sort: new failure >
+// Severity order used to pick a case's worst verdict: new failure >
 // regressed > changed > not comparable > inconclusive > improved > no change > missing
 // > not judged (which never makes a case's worst verdict).
 int severity(Verdict v);
-// Worst first (largest relative change first among regressions); stable otherwise.
-void sort_worst_first(std::vector<MetricComparison>& comparisons);
 
 }  // namespace twinbench::compare

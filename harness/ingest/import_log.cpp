@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/base/build_info.h"
-#include "harness/logs/maxview.h"
+#include "harness/logs/figures.h"
 #include "harness/logs/sha256.h"
 #include "harness/metrics/catalogue.h"
 #include "harness/stats/summary.h"
@@ -157,55 +157,12 @@ RunMetrics compute_metrics(const ParsedLog& log, const std::vector<StepRecord>& 
   if (peak_tflops && *peak_tflops > 0 && m.tflops_per_s_per_device)
     m.mfu = *m.tflops_per_s_per_device / *peak_tflops;
 
-  // Memory: the log's run-level figure, else the largest per-step one.
-  std::optional<double> bytes = log.memory_bytes, pct = log.memory_pct;
-  for (const ParsedStep& s : log.steps) {
-    if (!log.memory_bytes && s.memory_bytes && (!bytes || *s.memory_bytes > *bytes)) bytes = s.memory_bytes;
-    if (!log.memory_pct && s.memory_pct && (!pct || *s.memory_pct > *pct)) pct = s.memory_pct;
-  }
-  if (!pct && bytes && log.memory_total_bytes && *log.memory_total_bytes > 0)
-    pct = 100.0 * *bytes / *log.memory_total_bytes;
-  if (bytes) m.peak_memory_bytes = std::llround(*bytes);
-  m.memory_pct = pct;
-
-  if (!log.steps.empty()) {
-    const logs::MaxViewFigures mv = logs::maxview_figures(log);
-    m.maxview_final_loss = finite_or_none(mv.final_loss);
-    // Steps without rates (a twinbench export read back): the run line's own figures.
-    m.maxview_tflops_per_s = finite_or_none(mv.tflops_per_s);
-    if (!m.maxview_tflops_per_s) m.maxview_tflops_per_s = provenance_number(log, {"maxview_tflops_per_s"});
-    m.maxview_tokens_per_s = finite_or_none(mv.tokens_per_s);
-    if (!m.maxview_tokens_per_s) m.maxview_tokens_per_s = provenance_number(log, {"maxview_tokens_per_s"});
-    m.maxview_avg_step_s = finite_or_none(mv.avg_step_s);
-    m.maxview_memory_pct = mv.memory_pct ? mv.memory_pct : pct;  // per-step figures only: their largest
-  }
-  m.nanogpt_step_avg_s = log.tool_step_avg_s;
+  // Memory: the log's run-level figure, else the largest per-step one (logs/figures.h).
+  if (const auto bytes = logs::run_memory_bytes(log)) m.peak_memory_bytes = std::llround(*bytes);
+  m.memory_pct = logs::run_memory_pct(log);
+  // Other tools' own figures (logs/figures.h), under their own names.
+  m.tool_figures = logs::tool_figures_of(log);
   return m;
-}
-
-// A run `twinbench export --format jsonl` wrote: its run line carries the run's
-// own id and group beside its steps.
-bool exported_by_twinbench(const ParsedLog& log) {
-  return log.format == "jsonl" && log.provenance.count("run_id") && log.provenance.count("group_id");
-}
-
-// An exported run imported back is the same run (docs/cli.md, export): every
-// metric it was stored with is kept as stored — those made from its steps come
-// out the same anyway; the process-level ones (CPU time, RSS, wall time) exist
-// only in the run line — and MaxView's figures, which describe other tools'
-// logs, are not added.
-void keep_exported_metrics(const ParsedLog& log, store::MetricList& metrics) {
-  for (auto& [name, value] : metrics) {
-    auto it = log.provenance.find(name);
-    if (it == log.provenance.end()) it = log.provenance.find("metric." + name);
-    if (it != log.provenance.end()) {
-      char* end = nullptr;
-      const double v = std::strtod(it->second.c_str(), &end);
-      if (end != it->second.c_str() && *end == '\0' && std::isfinite(v)) value = v;
-    } else if (name.rfind("maxview_", 0) == 0) {
-      value.reset();
-    }
-  }
 }
 
 // The flat provenance object: twinbench's import keys, then the log's own
@@ -285,8 +242,10 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
   const auto peak = peak_tflops_of(log, o);
   out.metrics = compute_metrics(log, out.steps, world_size, peak);
   out.metric_list = metrics::to_list(out.metrics);
-  if (exported_by_twinbench(log)) keep_exported_metrics(log, out.metric_list);
   for (auto& [name, value] : out.metric_list) {
+    // What the log states under a metric's name stands (an exported run
+    // imported back is the same run, its process-level figures included).
+    if (const auto stated = log.figures.find(name); stated != log.figures.end()) value = stated->second;
     if (name == "params" && !log.params) value.reset();  // unknown, not zero
     // A log without training losses (modded-nanogpt's): unknown, not invented.
     if ((name == "final_loss" || name == "first_loss") && value && std::isnan(*value)) value.reset();

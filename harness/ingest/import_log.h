@@ -1,7 +1,7 @@
 // A parsed trainer log (parsed_log.h) becomes one stored run for `twinbench
 // import`: StepRecords with warm-up and stall marks, the run's metrics computed
-// the way native runs compute them (metrics/run_metrics.h) plus MaxView's own
-// figures under their own names, provenance saying where the run came from,
+// the way native runs compute them (metrics/run_metrics.h) plus other tools'
+// own figures under their own names (logs/figures.h), provenance saying where the run came from,
 // and a run id derived from the content so that importing it again is a no-op.
 // The store write is one transaction (Store::import_run): nothing half-imported.
 #pragma once

@@ -1,7 +1,6 @@
 // UnwrapBuffer and collector detection: see collector.h.
 #include "harness/logs/collector.h"
 
-#include <cstring>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -12,7 +11,6 @@ namespace twinbench::logs {
 
 namespace {
 
-constexpr size_t kUnwrapChunk = size_t{64} << 10;
 // Collectors split lines at 16 KiB; a longer raw line is not an envelope
 // line and passes through as it is, piece by piece (bounded memory).
 constexpr size_t kMaxEnvelopeLine = size_t{4} << 20;
@@ -105,35 +103,23 @@ Collector detect_collector(std::string_view head) {
 }
 
 UnwrapBuffer::UnwrapBuffer(std::streambuf* source, Collector collector)
-    : source_(source), collector_(collector), in_(kUnwrapChunk) {
+    : source_(source), reader_(source_, "", ReaderOptions{nullptr, nullptr, UINT64_MAX, "", false}),
+      collector_(collector) {
   setg(nullptr, nullptr, nullptr);
 }
 
 bool UnwrapBuffer::next_line(std::string& line) {
   line.clear();
-  for (;;) {
-    if (in_pos_ >= in_size_) {
-      if (source_done_) return !line.empty();
-      const std::streamsize n = source_->sgetn(in_.data(), static_cast<std::streamsize>(in_.size()));
-      in_pos_ = 0;
-      in_size_ = n > 0 ? static_cast<size_t>(n) : 0;
-      if (in_size_ == 0) {
-        source_done_ = true;
-        return !line.empty();
-      }
-    }
-    const char* start = in_.data() + in_pos_;
-    const size_t avail = in_size_ - in_pos_;
-    const void* nl = std::memchr(start, '\n', avail);
-    const size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : avail;
-    line.append(start, len);
-    in_pos_ += len + (nl ? 1 : 0);
-    if (nl) {
-      line += '\n';
+  Piece piece;
+  while (reader_.next(piece)) {
+    line.append(piece.text);
+    if (piece.ends_line) {
+      if (piece.newline) line += '\n';
       return true;
     }
     if (line.size() > kMaxEnvelopeLine) return true;  // no envelope line is this long: passed through
   }
+  return !line.empty();
 }
 
 void UnwrapBuffer::emit(const std::string& stream, std::string_view piece, bool ends_line) {

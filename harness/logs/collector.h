@@ -13,11 +13,13 @@
 // unwrapping: text.h's strip_log_prefix removes them.
 #pragma once
 
+#include <istream>
 #include <map>
 #include <streambuf>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "harness/logs/log_reader.h"
 
 namespace twinbench::logs {
 
@@ -44,11 +46,9 @@ class UnwrapBuffer : public std::streambuf {
   void unwrap(const std::string& raw);
   void emit(const std::string& stream, std::string_view piece, bool ends_line);
 
-  std::streambuf* source_;
+  std::istream source_;
+  ChunkReader reader_;  // the source's raw lines, piece by piece
   Collector collector_;
-  std::vector<char> in_;
-  size_t in_pos_ = 0, in_size_ = 0;
-  bool source_done_ = false;
   std::string raw_, out_;
   std::map<std::string, std::string> partial_;  // stream -> a line still being joined
   int64_t joined_ = 0;

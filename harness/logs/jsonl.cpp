@@ -30,7 +30,12 @@
 // other scalar goes to provenance as is (so an exported run object fits);
 // arrays and other objects are ignored and counted. Planned (an exported
 // twinbench run): steps 0 .. config train.steps - 1; a run line with
-// "status": "interrupted" keeps that status.
+// "status": "interrupted" keeps that status. Figures (figures.h): a run
+// line's number named after a tool's figure (maxview_tflops_per_s, ...) is
+// stated as that figure; an exported twinbench run (a run line with run_id
+// and group_id) states every number of its run line — the metrics it was
+// stored with ("metric.<name>" where the name clashes with a column) — and
+// nothing is computed beside them, so that it imports back as the same run.
 // Detection: a line that is an object with a numeric "step", or a
 // "twinbench_run" object. Of an external trainer's stdout only the lines
 // that start with '{' are read (its chatter is ignored).
@@ -41,6 +46,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/logs/figures.h"
 #include "harness/logs/formats.h"
 #include "harness/logs/log_builder.h"
 #include "harness/logs/log_reader.h"
@@ -171,6 +177,7 @@ class JsonlParser {
       b_.note(fmt::format("{} more unknown keys ignored (not listed)", unknown_overflow_));
     ParsedLog log = b_.finish(lines, bytes, sha256, kJsonlExpected);
     if (exported_interrupted && !log.interrupted) log.interrupted = "the exported run's status is interrupted";
+    state_figures(log);
     return log;
   }
 
@@ -321,9 +328,21 @@ class JsonlParser {
         else scalar(key, v);
       } else if (v.is_primitive()) {
         scalar(key, v);
+        if (v.is_number()) run_numbers_[key] = v.get<double>();
       } else {
         unknown(key);
       }
+    }
+  }
+
+  // What the run lines state (see the notes at the top).
+  void state_figures(ParsedLog& log) const {
+    log.figures_as_stored = log.provenance.count("run_id") && log.provenance.count("group_id");
+    for (const auto& [key, value] : run_numbers_) {
+      const bool column = key.rfind("metric.", 0) == 0;
+      const std::string name = column ? key.substr(7) : key;
+      if (!std::isfinite(value) || !(log.figures_as_stored || find_tool_figure(name))) continue;
+      if (column || !log.figures.count(name)) log.figures[name] = value;
     }
   }
 
@@ -344,6 +363,7 @@ class JsonlParser {
   LogBuilder b_;
   const Line* line_ = nullptr;
   std::map<std::string, std::pair<int64_t, int64_t>> unknown_;  // key -> (first line, lines)
+  std::map<std::string, double> run_numbers_;                    // the run lines' numbers
   int64_t unknown_overflow_ = 0;
 };
 

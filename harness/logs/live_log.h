@@ -5,7 +5,7 @@
 // (torchtitan's timestamps, nanogpt's cumulative train_time) and whose eval
 // losses come on lines of their own (a pattern's eval alternative) give the
 // same figures live as parse_log() gives for the whole log. Parse errors here
-// are not fatal: the external executor (harness/run/external.cpp) parses the
+// are not fatal: the external executor (harness/run/exec/external.cpp) parses the
 // whole captured output again at the end, and that parse decides.
 #pragma once
 

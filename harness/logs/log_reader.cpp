@@ -56,9 +56,10 @@ size_t count_bad_bytes(const unsigned char* p, size_t n) {
 ChunkReader::ChunkReader(std::istream& in, std::string file_name, ReaderOptions options)
     : in_(in), file_(std::move(file_name)), options_(std::move(options)), buffer_(kChunkBytes) {
   if (!fill()) {
-    if (hit_limit_) return;  // a zero budget: nothing to check
+    if (hit_limit_ || !options_.check_text) return;  // a zero budget, or unchecked: nothing to check
     throw ParseError(file_, 0, "empty file (0 bytes); expected " + options_.expected);
   }
+  if (!options_.check_text) return;
   check_binary();
   // A UTF-8 byte order mark is hashed with the rest but is not text.
   if (size_ >= 3 && std::memcmp(buffer_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;

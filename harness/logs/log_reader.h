@@ -1,8 +1,9 @@
-// Reading a log as a stream with bounded memory: fixed-size chunks, hashed and
-// (optionally) copied as they pass, checked for binary content, split at
-// newlines into pieces (ChunkReader); and whole lines assembled from those
-// pieces up to a length cap (LineAssembler, LineReader). A 1 GB log costs one
-// chunk plus one capped line of memory.
+// The one streaming reader of logs, with bounded memory: fixed-size chunks,
+// hashed and (optionally) copied as they pass, checked for binary content,
+// split at newlines into pieces (ChunkReader); and whole lines assembled from
+// those pieces up to a length cap (LineAssembler, LineReader). Every parser,
+// auto-detection and the log collectors' unwrapping read through it (tokens:
+// token_scanner.h). A 1 GB log costs one chunk plus one capped line of memory.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,10 @@ struct ReaderOptions {
   std::string* copy_to = nullptr;  // every byte read is appended (auto-detection's replay)
   uint64_t max_bytes = UINT64_MAX; // stop after this many bytes
   std::string expected = "a training log";  // for messages: "...; expected <this>"
+  // Empty or binary input is a ParseError, and a leading UTF-8 byte order mark
+  // is skipped; false for a stream whose text a later reader checks (a log
+  // collector's envelopes, collector.h).
+  bool check_text = true;
 };
 
 class ChunkReader {

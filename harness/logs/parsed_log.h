@@ -18,7 +18,7 @@ namespace twinbench::logs {
 
 // One training step record of the log. Every figure is optional: formats
 // differ in what they print. Figures are per device where the tool reports
-// per device (all four formats do).
+// per device (every format of formats.h does).
 struct ParsedStep {
   int64_t step = 0;                    // the tool's own step number
   std::optional<double> loss;          // NaN when the log printed nan/inf (a diverged run)
@@ -43,7 +43,7 @@ struct ParsedStep {
 
 // Everything a log gives for one run.
 struct ParsedLog {
-  std::string format;                  // maxtext | torchtitan | nanogpt | jsonl
+  std::string format;                  // the format's name in the table (formats.h)
   std::vector<ParsedStep> steps;       // strictly increasing step numbers
   std::vector<std::pair<int64_t, double>> eval_losses;  // (step, loss), increasing steps
   std::optional<int64_t> params;       // trainable parameter count
@@ -67,9 +67,13 @@ struct ParsedLog {
   // no stop the log explains (formats.h, per format). Says why; the steps
   // end at the last complete one. Empty: complete, or the log cannot tell.
   std::optional<std::string> interrupted;
-  // The tool's own mean step time, kept beside twinbench's figures under its
-  // own name (modded-nanogpt's last `step_avg`): seconds.
-  std::optional<double> tool_step_avg_s;
+  // Figures the log states under their stored names (figures.h): a tool's
+  // own (modded-nanogpt's last `step_avg` as nanogpt_step_avg_s), or, in a
+  // stored run's export, every metric it was stored with.
+  std::map<std::string, double> figures;
+  // The log is a stored run's export (jsonl's twinbench run line): its
+  // figures are all it has; none is computed beside them.
+  bool figures_as_stored = false;
   std::string sha256;                  // of the whole content, lowercase hex
   int64_t lines = 0;                   // lines read
   uint64_t bytes = 0;                  // bytes read

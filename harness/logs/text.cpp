@@ -143,31 +143,36 @@ std::optional<int> take_rank_tag(std::string_view& s) {
   return std::nullopt;
 }
 
+bool AnsiDecoder::shown(char c) {
+  switch (state_) {
+    case State::kEscape:  // a CSI, an OSC or a two-byte sequence
+      state_ = c == '[' ? State::kCsi : c == ']' ? State::kOsc : State::kText;
+      return false;
+    case State::kCsi:  // parameters, then one final byte in @..~
+      if (c >= 0x40 && c <= 0x7e) state_ = State::kText;
+      return false;
+    case State::kOsc:  // up to BEL or ESC backslash
+      if (c == '\x07') state_ = State::kText;
+      else if (c == '\x1b') state_ = State::kOscEscape;
+      return false;
+    case State::kOscEscape:
+      state_ = c == '\\' ? State::kText : State::kOsc;
+      return false;
+    case State::kText:
+      break;
+  }
+  if (c != '\x1b') return true;
+  state_ = State::kEscape;
+  return false;
+}
+
 std::string strip_ansi(std::string_view text) {
   if (text.find('\x1b') == std::string_view::npos) return std::string(text);
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\x1b') {
-      out += text[i];
-      continue;
-    }
-    if (i + 1 >= text.size()) break;
-    const char kind = text[i + 1];
-    if (kind == '[') {  // CSI: parameters, then one final byte in @..~
-      size_t j = i + 2;
-      while (j < text.size() && !(text[j] >= 0x40 && text[j] <= 0x7e)) ++j;
-      i = j;
-    } else if (kind == ']') {  // OSC: up to BEL or ESC backslash
-      size_t j = i + 2;
-      while (j < text.size() && text[j] != '\x07' && !(text[j] == '\x1b' && j + 1 < text.size() &&
-                                                        text[j + 1] == '\\'))
-        ++j;
-      i = (j < text.size() && text[j] == '\x1b') ? j + 1 : j;
-    } else {
-      i += 1;
-    }
-  }
+  AnsiDecoder ansi;
+  for (const char c : text)
+    if (ansi.shown(c)) out += c;
   return out;
 }
 

@@ -12,8 +12,21 @@
 
 namespace twinbench::logs {
 
-// `text` without ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ...
-// BEL|ESC \", and two-byte "ESC x").
+// The one ANSI decoder: fed a text byte by byte (in pieces of any size), it
+// says which bytes a terminal shows and which belong to an escape sequence
+// (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ESC \\", and two-byte "ESC x").
+// A sequence may span pieces; reset() forgets one left open (at a line's end).
+class AnsiDecoder {
+ public:
+  bool shown(char c);
+  void reset() { state_ = State::kText; }
+
+ private:
+  enum class State { kText, kEscape, kCsi, kOsc, kOscEscape };
+  State state_ = State::kText;
+};
+
+// `text` without ANSI escape sequences (AnsiDecoder).
 std::string strip_ansi(std::string_view text);
 
 // What a terminal would show of a log line: ANSI codes removed and only the

@@ -23,27 +23,7 @@ void TokenScanner::push(const Piece& piece) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     // Escape sequences are removed without splitting the token around them.
-    switch (ansi_) {
-      case 1:
-        ansi_ = c == '[' ? 2 : c == ']' ? 3 : 0;
-        continue;
-      case 2:
-        if (c >= 0x40 && c <= 0x7e) ansi_ = 0;
-        continue;
-      case 3:
-        if (c == '\x07') ansi_ = 0;
-        else if (c == '\x1b') ansi_ = 4;
-        continue;
-      case 4:
-        ansi_ = c == '\\' ? 0 : 3;
-        continue;
-      default:
-        break;
-    }
-    if (c == '\x1b') {
-      ansi_ = 1;
-      continue;
-    }
+    if (!ansi_.shown(c)) continue;
     if (is_blank(c)) {
       flush(false);
       continue;
@@ -64,7 +44,7 @@ void TokenScanner::push(const Piece& piece) {
   // (finish() then reports the token as cut off).
   if (piece.ends_line && piece.newline) {
     flush(false);
-    ansi_ = 0;
+    ansi_.reset();
   }
 }
 

@@ -1,6 +1,6 @@
 // Whitespace-separated tokens of a text stream, fed piece by piece (so one
 // line may be any length), each with its line and column; ANSI escape
-// sequences are removed. nanogpt-style logs are read this way because their
+// sequences are removed (text.h's AnsiDecoder). nanogpt-style logs are read this way because their
 // records can share a line (seed 004 lost all its newlines).
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "harness/logs/log_reader.h"
+#include "harness/logs/text.h"
 
 namespace twinbench::logs {
 
@@ -40,7 +41,7 @@ class TokenScanner {
   bool too_long_ = false;
   int64_t line_ = 0, column_ = 0;
   int64_t dropped_ = 0;
-  int ansi_ = 0;  // 0 text, 1 after ESC, 2 in CSI, 3 in OSC, 4 ESC inside OSC
+  AnsiDecoder ansi_;
 };
 
 }  // namespace twinbench::logs

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/logs/figures.h"
+
 namespace twinbench::metrics {
 
 namespace {
@@ -27,8 +29,18 @@ Opt steady(const M& m, double v) { return m.step_time.count > 0 ? Opt(v) : std::
 constexpr unsigned kAll = kConsole | kJson | kVerdict;
 constexpr double kMiB = 1.0 / (1 << 20);
 
+// A tool's own figure (logs/figures.h): shown beside twinbench's rows under its
+// own label, in --json and in verdict lists, never judged (its definition lets
+// one stall or one step decide it); only where a run has it.
+Metric tool_figure(const logs::ToolFigure& f) {
+  Metric m{f.name, f.label, f.format, f.unit, f.higher_is_better ? D::kHigherIsBetter : D::kLowerIsBetter, J::kNone,
+           0, 0, "", kVerdict | kJson | kWhenPresent, 1, "", nullptr, nullptr};
+  m.tool_figure = true;
+  return m;
+}
+
 std::vector<Metric> build() {
-  return {
+  std::vector<Metric> all = {
       // Trainable parameter count: exact, so any change is real (a different model).
       {"params", "Parameters", "{:.0f}", "", D::kLowerIsBetter, J::kExact, 0, 0, "", kAll, 1, "",
        [](const M& m) { return Opt(double(m.params)); }, [](M& m, double v) { m.params = int64_t(v); }},
@@ -117,33 +129,25 @@ std::vector<Metric> build() {
        kConsole | kJson | kWhenPresent, 1, "",
        [](const M& m) { return m.stall_steps > 0 ? Opt(double(m.stall_steps)) : std::nullopt; },
        [](M& m, double v) { m.stall_steps = int64_t(v); }},
-      // MaxView's own figures of an imported log, to the digits MaxView prints:
-      // its definitions (last step; Avg s/step with every stall), so they are
-      // shown beside twinbench's and never judged. Imported runs only.
-      {"maxview_final_loss", "MaxView Final loss", "{:.3f}", "", D::kLowerIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_final_loss; },
-       [](M& m, double v) { m.maxview_final_loss = v; }},
-      {"maxview_tflops_per_s", "MaxView TFLOP/s", "{:.3f}", "TFLOP/s", D::kHigherIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_tflops_per_s; },
-       [](M& m, double v) { m.maxview_tflops_per_s = v; }},
-      {"maxview_tokens_per_s", "MaxView Tok/s", "{:.3f}", "tokens/s", D::kHigherIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_tokens_per_s; },
-       [](M& m, double v) { m.maxview_tokens_per_s = v; }},
-      {"maxview_avg_step_s", "MaxView Avg s/step", "{:.4f}", "s", D::kLowerIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_avg_step_s; },
-       [](M& m, double v) { m.maxview_avg_step_s = v; }},
-      {"maxview_memory_pct", "MaxView Memory %", "{:.2f}", "%", D::kLowerIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.maxview_memory_pct; },
-       [](M& m, double v) { m.maxview_memory_pct = v; }},
-      // modded-nanogpt's own step_avg of an imported log (train_time / steps):
-      // its definition, so shown beside twinbench's median and never judged.
-      {"nanogpt_step_avg_s", "nanogpt step_avg", "{:.5f}", "s", D::kLowerIsBetter, J::kNone, 0, 0, "",
-       kVerdict | kJson | kWhenPresent, 1, "", [](const M& m) { return m.nanogpt_step_avg_s; },
-       [](M& m, double v) { m.nanogpt_step_avg_s = v; }},
   };
+  for (const logs::ToolFigures& tool : logs::tool_figures())
+    for (const logs::ToolFigure& f : tool.figures) all.push_back(tool_figure(f));
+  return all;
 }
 
 }  // namespace
+
+std::optional<double> Metric::value(const RunMetrics& m) const {
+  if (get) return get(m);
+  if (!tool_figure) return std::nullopt;
+  const auto it = m.tool_figures.find(name);
+  return it == m.tool_figures.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+void Metric::assign(RunMetrics& m, double v) const {
+  if (set) set(m, v);
+  else if (tool_figure) m.tool_figures[name] = v;
+}
 
 const std::vector<Metric>& catalogue() {
   static const std::vector<Metric> all = build();
@@ -200,8 +204,8 @@ std::vector<Metric> with_thresholds(std::vector<Metric> metrics, const std::map<
 std::vector<std::pair<std::string, std::optional<double>>> to_list(const RunMetrics& m) {
   std::vector<std::pair<std::string, std::optional<double>>> out;
   for (const Metric& metric : catalogue()) {
-    if (!metric.get) continue;
-    const auto value = metric.get(m);
+    if (!metric.in_run_metrics()) continue;
+    const auto value = metric.value(m);
     if (!value && metric.shown(kWhenPresent)) continue;
     out.emplace_back(metric.name, value);
   }
@@ -212,7 +216,7 @@ RunMetrics from_map(const std::map<std::string, std::optional<double>>& stored) 
   RunMetrics m;
   for (const Metric& metric : catalogue()) {
     const auto it = stored.find(metric.name);
-    if (metric.set && it != stored.end() && it->second) metric.set(m, *it->second);
+    if (it != stored.end() && it->second) metric.assign(m, *it->second);
   }
   return m;
 }

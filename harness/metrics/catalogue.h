@@ -4,7 +4,9 @@
 // where it comes from in RunMetrics. The console table, --json output, the
 // verdict list, the nightly series and the reports all read this list
 // (docs/metrics.md defines each one). Adding a metric is one entry here plus
-// its computation in run_metrics.cpp.
+// its computation in run_metrics.cpp. Other tools' own figures of imported
+// logs (harness/logs/figures.h) join the list by one rule: shown beside the
+// judged rows, in --json and in verdict lists, never judged.
 #pragma once
 
 #include <map>
@@ -35,7 +37,7 @@ enum Show : unsigned {
   kVerdict = 1u << 2,        // a row of comparisons (compare, pair/branch reports, ab)
   kTrend = 1u << 3,          // a series of the nightly report
   kWhenPresent = 1u << 4,    // console/JSON/verdict rows: only when some run has it (data parallel,
-                             // stalls, MaxView's figures of imported logs)
+                             // stalls, tools' own figures of imported logs)
 };
 
 struct Metric {
@@ -55,13 +57,18 @@ struct Metric {
   // stores beside RunMetrics, e.g. micro-benchmark counters).
   std::optional<double> (*get)(const RunMetrics&) = nullptr;
   void (*set)(RunMetrics&, double) = nullptr;
+  bool tool_figure = false;  // a tool's own figure: RunMetrics::tool_figures[name]
 
+  // The value in `m` (nullopt where it has none or the metric is not one of RunMetrics').
+  std::optional<double> value(const RunMetrics& m) const;
+  void assign(RunMetrics& m, double v) const;
+  bool in_run_metrics() const { return get != nullptr || tool_figure; }
   bool shown(Show where) const { return (show & where) != 0; }
   bool judged() const { return judge != Judge::kNone; }
   bool deterministic() const { return judge == Judge::kExact || judge == Judge::kLoss; }
 };
 
-// Every metric, in MaxView's order first, then twinbench's own.
+// Every metric, in MaxView's order first, then twinbench's own, then the tools' figures.
 const std::vector<Metric>& catalogue();
 // The metrics with `where` set, in catalogue order.
 std::vector<Metric> shown_in(Show where);
@@ -80,7 +87,7 @@ void check_thresholds(const RunConfig& config);
 std::string judged_names();
 
 // The stored (name, value) list of a run's metrics, for every catalogue metric
-// with a getter (values a run does not have are null).
+// of RunMetrics (values a run does not have are null; kWhenPresent ones left out).
 std::vector<std::pair<std::string, std::optional<double>>> to_list(const RunMetrics& m);
 // The inverse: RunMetrics from stored values (absent names keep their defaults).
 RunMetrics from_map(const std::map<std::string, std::optional<double>>& stored);

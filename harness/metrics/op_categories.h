@@ -11,7 +11,7 @@
 
 namespace twinbench {
 
-// The step phases the trainer marks with RECORD_USER_SCOPE (run/trainer.cpp);
+// The step phases the trainer marks with RECORD_USER_SCOPE (run/train/trainer.cpp);
 // an op belongs to the innermost phase it ran in, "" when none.
 inline constexpr const char* kPhaseForward = "twinbench::forward";
 inline constexpr const char* kPhaseBackward = "twinbench::backward";

@@ -6,8 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
-
+#include <string>
 #include <vector>
 
 #include "harness/base/records.h"
@@ -64,16 +65,10 @@ struct RunMetrics {
   // Data parallel only (docs/metrics.md): the aggregate rates over all devices
   // and the gradient all-reduce's share of the step time.
   std::optional<double> tokens_per_s, tflops_per_s, comm_share;
-  // MaxView's own figures of an imported log (ingest/maxview.h): its
-  // definitions, not twinbench's — last-step TFLOP/s and Tok/s, Avg s/step
-  // over every step but the first, stalls included. Shown beside twinbench's
-  // figures under their own labels, never judged (docs/metrics.md).
-  std::optional<double> maxview_final_loss, maxview_tflops_per_s, maxview_tokens_per_s, maxview_avg_step_s,
-      maxview_memory_pct;
-  // modded-nanogpt's own mean step time of an imported log (its last
-  // `step_avg`: train_time over the steps, warm-up and validation syncs
-  // included): shown beside twinbench's median, never judged.
-  std::optional<double> nanogpt_step_avg_s;
+  // Other tools' own figures of an imported log, by name (harness/logs/figures.h:
+  // MaxView's, nanogpt's): their definitions, not twinbench's, shown beside
+  // twinbench's figures under their own labels and never judged (docs/metrics.md).
+  std::map<std::string, double> tool_figures;
 };
 
 RunMetrics run_metrics(const TrainResult& result, int64_t params, double flops_per_step_per_device);

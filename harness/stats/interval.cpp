@@ -1,5 +1,5 @@
-// Ratio intervals, the four-outcome decision, Bonferroni confidence, the
-// sequential plan (see interval.h for the rules and why), and the t / normal
+// Ratio intervals, the four-outcome decision, Bonferroni confidence (see
+// interval.h for the rules and why), and the t / normal
 // distributions from Boost.Math (header-only, Debian's libboost-dev).
 #include "harness/stats/interval.h"
 
@@ -250,14 +250,40 @@ size_t runs_needed(const RatioEstimate& e, double target_change, double confiden
 }
 
 std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold) {
-  if (!(threshold > 0 && threshold < 1)) throw std::invalid_argument("runs_to_decide: threshold must be in (0, 1)");
-  if (!e.interval || !std::isfinite(e.log_sd) || !(e.ratio > 0)) return size_t{0};
+  return runs_to_decide(e, threshold, e.confidence);
+}
+
+namespace {
+
+// The half-width of ln(B/A)'s interval that would decide `e` at the change
+// measured: nullopt when the noise is unknown, 0 on the threshold or on no change.
+std::optional<double> deciding_half_width(const RatioEstimate& e, double threshold, double confidence,
+                                          const char* who) {
+  if (!(threshold > 0 && threshold < 1)) throw std::invalid_argument(std::string(who) + ": threshold must be in (0, 1)");
+  check_confidence(confidence);
+  if (!e.interval || !std::isfinite(e.log_sd) || !(e.ratio > 0)) return std::nullopt;
   const double d = std::log(e.ratio), up = std::log1p(threshold), down = std::log1p(-threshold);
   // Inside the threshold: the interval must fit inside it ("no change"); beyond
   // it: the interval must leave no change (1) out ("regressed" / "improved").
   const double h = d > down && d < up ? std::min(up - d, d - down) : std::abs(d);
-  if (!(h > 0)) return std::nullopt;
-  return runs_for_half_width(e.log_sd, h, e.confidence);
+  return h > 0 ? h : 0.0;
+}
+
+}  // namespace
+
+std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold, double confidence) {
+  const auto h = deciding_half_width(e, threshold, confidence, "runs_to_decide");
+  if (!h) return size_t{0};
+  if (*h == 0) return std::nullopt;
+  return runs_for_half_width(e.log_sd, *h, confidence);
+}
+
+std::optional<bool> decides_with(const RatioEstimate& e, double threshold, size_t runs, double confidence) {
+  const auto h = deciding_half_width(e, threshold, confidence, "decides_with");
+  if (!h) return std::nullopt;
+  if (*h == 0 || runs < 2) return false;
+  const auto n = static_cast<double>(runs);
+  return student_t_quantile((1 + confidence) / 2, n - 1) * e.log_sd / std::sqrt(n) <= *h;
 }
 
 std::string decide_note(const RatioEstimate& e, double threshold) {
@@ -271,27 +297,13 @@ std::string decide_note(const RatioEstimate& e, double threshold) {
                      e.paired ? "pairs" : "runs");
 }
 
-// ------------------------------------------------------------ false alarms and sequential looks
+// ------------------------------------------------------------ false alarms
 
 double per_test_confidence(double family_confidence, size_t tests, size_t looks) {
   check_confidence(family_confidence);
   if (tests < 1 || looks < 1) throw std::invalid_argument("per_test_confidence: tests and looks must be >= 1");
   return 1 - (1 - family_confidence) / (static_cast<double>(tests) * static_cast<double>(looks));
 }
-
-SequentialPlan default_plan(size_t max_pairs) {
-  if (max_pairs < 2) throw std::invalid_argument("default_plan: max_pairs must be >= 2");
-  SequentialPlan plan;
-  // 3, 4, 6, 8, 12, 16, ...: the pairs 3 * 2^k and 4 * 2^k.
-  for (size_t base = 1; 3 * base <= max_pairs; base *= 2) {
-    plan.looks.push_back(3 * base);
-    if (4 * base <= max_pairs) plan.looks.push_back(4 * base);
-  }
-  if (plan.looks.empty() || plan.looks.back() != max_pairs) plan.looks.push_back(max_pairs);
-  return plan;
-}
-
-bool should_stop(Outcome o) { return o != Outcome::kInconclusive; }
 
 // ------------------------------------------------------------ formatting
 

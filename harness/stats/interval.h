@@ -2,9 +2,8 @@
 // timing metric with its confidence interval (paired t over interleaved pairs,
 // Welch over unpaired runs, optional BCa bootstrap), the decision regressed /
 // improved / no change / inconclusive, how many runs a smaller change would
-// need, the Bonferroni rule that holds the false-alarm rate per comparison and
-// across repeated looks, and the sequential plan (when to look) for a time
-// budget. Also the Student t and normal distributions these need (Boost.Math).
+// need, and the Bonferroni rule that shares a false-alarm rate over tests
+// (when to look and what each look spends: sequential.h). Also the Student t and normal distributions these need (Boost.Math).
 // C++17, fmt for the two formatting helpers, Boost.Math's header-only
 // distributions.
 //
@@ -143,56 +142,27 @@ size_t runs_needed(const RatioEstimate& e, double target_change, double confiden
 // exactly on the threshold or on no change, where no count decides it.
 // threshold in (0, 1), else std::invalid_argument.
 std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold);
+// The same with the interval at `confidence` instead of the estimate's own (a
+// later look of a sequential test is judged at another level).
+std::optional<size_t> runs_to_decide(const RatioEstimate& e, double threshold, double confidence);
+// Whether `runs` runs (pairs) per side would decide it at `confidence`, at the
+// change and noise measured: nullopt when the noise is unknown, false on the
+// threshold. (runs_to_decide is the smallest such count.)
+std::optional<bool> decides_with(const RatioEstimate& e, double threshold, size_t runs, double confidence);
 // "about 9 more runs per side would decide it at the change and noise measured"
 // ("pairs" when paired), or "" when the runs already suffice or the noise is unknown.
 std::string decide_note(const RatioEstimate& e, double threshold);
 
-// ------------------------------------------------------------ false alarms and sequential looks
+// ------------------------------------------------------------ false alarms
 
 inline constexpr double kDefaultFamilyConfidence = 0.95;
 
-// The confidence each interval must use so that a whole comparison (every case
-// of a `compare` or report, each case's timing verdict one test; rates derived
-// from one time share that time's test) raises a false alarm with probability
-// at most 1 - family_confidence, although each case is looked at up to
-// `looks` times as runs are added: Bonferroni over tests x looks,
+// Bonferroni: the confidence of each of tests x looks intervals so that all of
+// them together miss with probability at most 1 - family_confidence,
 //   1 - (1 - family_confidence) / (tests * looks).
-// Valid for any looks the caller takes, as long as it takes at most `looks`
-// per test. family_confidence in (0, 1), tests >= 1, looks >= 1, else
-// std::invalid_argument.
+// (How an analysis counts its tests: compare::Family, harness/compare/family.h.)
+// family_confidence in (0, 1), tests >= 1, looks >= 1, else std::invalid_argument.
 double per_test_confidence(double family_confidence, size_t tests, size_t looks);
-
-// When to look while pairs are added. The caller runs interleaved pairs (A B
-// or B A in random order), and when the pair count reaches looks[k] it
-// computes estimate_paired at per_test_confidence(0.95, tests, looks.size())
-// and stops once should_stop(decide(...)). When the time budget ends between
-// two looks, one last look at the pairs so far replaces the planned looks not
-// reached, so the number of looks never exceeds looks.size() and the
-// Bonferroni bound still holds.
-struct SequentialPlan {
-  std::vector<size_t> looks;  // increasing pair counts, the last one the maximum
-};
-
-// The default maximum of pairs per case, chosen from the seeded simulations in
-// stats_simulation_test (default plan, 3% threshold, 2 cases per comparison,
-// all run-level noise per process): at 5% run-level CV a 10% slowdown is found
-// in 99.9% of cases after 10.4 pairs on average (a maximum of 16 pairs: 96%,
-// 12: 85%); a 5% slowdown is found in 63% within 24 pairs (32: 82%, 48: 97%).
-// A/A comparisons run to the maximum unless "no change" stops them (at 3%
-// CV about half do) and raise a false alarm in 2.4-4.1% of comparisons at
-// 3-15% run-level CV (3.3% with one case per comparison at 6%).
-inline constexpr size_t kDefaultMaxPairs = 24;
-
-// Looks at 3, 4, 6, 8, 12, 16, 24, 32, 48, ... pairs up to max_pairs, and at
-// max_pairs itself (default_plan(24) = {3, 4, 6, 8, 12, 16, 24};
-// default_plan(20) = {3, 4, 6, 8, 12, 16, 20}). Roughly geometric: each look
-// adds about as much precision as the one before, and every extra look costs
-// alpha. The early looks stop only large changes (a broken build) quickly.
-// max_pairs >= 2, else std::invalid_argument (default_plan(2) = {2}).
-SequentialPlan default_plan(size_t max_pairs = kDefaultMaxPairs);
-
-// Whether the sequential procedure stops at this look: any outcome but inconclusive.
-bool should_stop(Outcome o);
 
 // ------------------------------------------------------------ formatting (one wording everywhere)
 

@@ -155,12 +155,14 @@ class Transaction {
 // command reads. Unset: nothing is written and the cost is one branch.
 void log_statement(std::string_view backend, std::string_view doing);
 // Its companion: with $TWINBENCH_TEST_EXPLAIN_LOG naming a file, each query
-// (SELECT or WITH) is explained first — SQLite's EXPLAIN QUERY PLAN,
-// PostgreSQL's EXPLAIN with sequential scans discouraged, so that the plan
-// shows whether an index can serve it even on a small test store — with the
-// values it is run with, and the plan appended to the file after a line
-// "== <backend>\t<what it was doing>", so that a test can check that the
-// queries a command sends use the indexes.
+// (SELECT or WITH) is explained first, with the values it is run with, and the
+// plan appended to the file after a line "== <backend>\t<what it was doing>":
+// SQLite's EXPLAIN QUERY PLAN, then a line "rows: fullscan_steps=N vm_steps=M"
+// (sqlite3_stmt_status of a copy of the query run to its end: rows stepped
+// through by full scans, and all its work); PostgreSQL's EXPLAIN ANALYZE with
+// the planner's defaults, whose nodes say the rows they read ("actual rows",
+// "Rows Removed by Filter"). So a test can check that the queries a command
+// sends use the indexes and read what they show, not the store.
 bool explain_wanted(std::string_view sql);
 void log_plan(std::string_view backend, std::string_view doing, const std::string& plan);
 

@@ -2,6 +2,7 @@
 // exactly when something else is already failing.
 #include "harness/store/causes.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,6 +154,19 @@ std::optional<Cause> read(const std::string& folder, const std::string& run_id) 
 void remove(const std::string& folder, const std::string& run_id) noexcept {
   const std::string path = path_of(folder, run_id);
   if (!path.empty()) unlink(path.c_str());
+}
+
+std::vector<std::string> written(const std::string& folder) noexcept {
+  std::vector<std::string> out;
+  try {
+    DIR* dir = folder.empty() ? nullptr : opendir(folder.c_str());
+    if (!dir) return out;
+    while (const dirent* entry = readdir(dir))
+      if (safe_name(entry->d_name) && read(folder, entry->d_name)) out.emplace_back(entry->d_name);
+    closedir(dir);
+  } catch (...) {  // std::bad_alloc: what was found so far
+  }
+  return out;
 }
 
 }  // namespace twinbench::store::causes

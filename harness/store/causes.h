@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/base/records.h"
 
@@ -54,5 +55,8 @@ struct Cause {
 std::optional<Cause> read(const std::string& folder, const std::string& run_id) noexcept;
 
 void remove(const std::string& folder, const std::string& run_id) noexcept;
+
+// The runs in `folder` with a cause written (not only reserved).
+std::vector<std::string> written(const std::string& folder) noexcept;
 
 }  // namespace twinbench::store::causes

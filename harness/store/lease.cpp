@@ -76,6 +76,7 @@ void LeaseKeeper::set_online(bool online) {
   if (online == online_) return;
   if (!online) lost_at_ms_ = steady_ms();
   const double away = (steady_ms() - lost_at_ms_) / 1000.0;
+  if (online) ++returns_;
   online_ = online;
   if (!notice_) return;
   if (online)

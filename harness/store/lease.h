@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,10 @@ class LeaseKeeper {
   bool online() const { return online_; }
   // How long the server has been away (zero while online).
   std::chrono::milliseconds offline_for() const;
+  // How many times the server came back after the keeper lost it: a
+  // connection older than the latest return talks to a server process that
+  // is gone, and its Store connects again before using it.
+  uint64_t returns() const { return returns_; }
 
  private:
   void loop();
@@ -62,6 +67,7 @@ class LeaseKeeper {
   std::function<void(const std::string&)> notice_;
   std::atomic<bool> online_{true};
   std::atomic<int64_t> lost_at_ms_{0};  // steady clock, when the server was found gone
+  std::atomic<uint64_t> returns_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

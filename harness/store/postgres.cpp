@@ -237,12 +237,11 @@ Result Connection::execute(const std::string& sql, const std::vector<std::option
   std::vector<const char*> pointers(values.size());
   for (size_t i = 0; i < values.size(); ++i) pointers[i] = values[i] ? values[i]->c_str() : nullptr;
   if (backend::explain_wanted(sql)) {
-    // The test hook of backend::log_plan: the plan for these values, sequential scans discouraged.
-    PQclear(PQexec(conn_, "SET enable_seqscan = off"));
-    Result plan(PQexecParams(conn_, ("EXPLAIN " + sql).c_str(), static_cast<int>(values.size()), types.data(),
-                             pointers.data(), nullptr, nullptr, 0),
+    // The test hook of backend::log_plan: the plan the planner chooses for these values (its
+    // defaults), run once (ANALYZE) so that each node says how many rows it read.
+    Result plan(PQexecParams(conn_, ("EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) " + sql).c_str(),
+                             static_cast<int>(values.size()), types.data(), pointers.data(), nullptr, nullptr, 0),
                 clear_result);
-    PQclear(PQexec(conn_, "RESET enable_seqscan"));
     std::string text;
     for (int row = 0; PQresultStatus(plan.get()) == PGRES_TUPLES_OK && row < PQntuples(plan.get()); ++row)
       text += std::string(PQgetvalue(plan.get(), row, 0)) + "\n";

@@ -329,9 +329,7 @@ std::set<std::string> Store::unfinished_runs(const std::vector<RunRecord>& runs)
               [&](backend::Statement& q) {
                 while (q.step()) {
                   const RunRecord& r = *given.at(q.text(0));
-                  const std::string status = q.text(1);
-                  const bool lapsed = status == "interrupted" && q.text(2).rfind(kLapsedLease, 0) == 0;
-                  if ((status == "running" || lapsed) && q.text(3) == r.host && q.int64(4) == r.pid)
+                  if (left_by_lost_writer(q.text(1), q.text(2)) && q.text(3) == r.host && q.int64(4) == r.pid)
                     out.insert(r.run_id);
                 }
               });

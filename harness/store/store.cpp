@@ -192,6 +192,12 @@ std::optional<std::string> Store::spill_path() const {
   return impl_->spill->path();
 }
 
+std::vector<std::string> Store::runs_kept_in_spill() const { return {impl_->kept.begin(), impl_->kept.end()}; }
+
+std::string Store::spill_push_command() const {
+  return impl_->spill ? impl_->spill->push_command() : "";
+}
+
 namespace {
 
 void check_calibration(const backend::Connection& db, const Calibration& c, std::string_view doing) {

@@ -141,6 +141,27 @@ class Store {
   bool finish_run_or_keep_cause(const std::string& run_id, RunStatus status, const std::string& reason) noexcept;
   // Stores a run that was not attempted (insert + finish as skipped).
   std::string record_skipped(const RunRecord& run, const std::string& reason);
+  // A launched job's rank 0 takes on the run its launcher began in another
+  // process (`--run-id`): on a server store, this Store then writes it as one
+  // it began — renews its lease, keeps its writes in the spill while the
+  // server is away. Throws StoreError when the run is neither on the server nor in the spill.
+  void adopt_run(const std::string& run_id);
+  // The launcher's end of such a run, once its writer exited: the run's row
+  // and metrics (no steps) from the server, or from the spill where the
+  // writer ended it while the server was away — then stored on the server
+  // first when it is back within the patience a run's end gets, else kept
+  // there (runs_kept_in_spill). A row still running (its writer died) is the
+  // caller's to finish (finish_run_or_keep_cause); nullopt when neither the
+  // server (away) nor the spill has the run.
+  std::optional<RunBundle> collect_run(const std::string& run_id);
+  // The runs this Store ended or skipped while its server was away: they are
+  // in the local spill (spill_path()) and nowhere else until `db push`
+  // (spill_push_command()); the server's row stays running until then, or
+  // until a later command on this host marks it interrupted with a reason
+  // naming the spill (docs/fleet.md). Empty on a file store.
+  std::vector<std::string> runs_kept_in_spill() const;
+  // "twinbench db push SPILL --into 'URL'" for this Store's spill; "" without one.
+  std::string spill_push_command() const;
   // Stores a finished run whole — its row (run.status and run.reason; status
   // must not be running; run.finished_at unset: now; run.run_id must be set),
   // its steps and its metrics — in one transaction, so that a failure leaves

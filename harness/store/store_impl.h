@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -39,6 +40,15 @@ inline constexpr size_t kRunsPerStepRead = 64;
 // How the reason of a run that stale-run recovery interrupted for its lapsed
 // lease begins: its writer, back with its server, may take the run back.
 inline constexpr std::string_view kLapsedLease = "the lease of process ";
+// How the reason of a run whose writer ended it while its server was away
+// begins (the cause its writer leaves on its host, applied by a later
+// command there): the rest of the run is in the writer's spill.
+inline constexpr std::string_view kEndedAway = "the server was away when the run ended";
+
+// Whether a stored run is one its writer left unfinished when it lost its
+// server: still running, or interrupted for its lapsed lease or as ended while
+// the server was away. Its finished copy (the writer's spill, pushed) completes it.
+bool left_by_lost_writer(std::string_view status, std::string_view reason);
 
 // How long a store keeps trying to reach a server that went away mid-operation:
 // $TWINBENCH_RECONNECT_S, else 30 s.
@@ -61,6 +71,11 @@ struct Store::Impl {
   // rows, for the spill), and which of them have writes in the spill now.
   std::map<std::string, RunRecord> live;
   std::set<std::string> spilled;
+  // The runs this Store ended (or skipped) while the server was away: only in the spill.
+  std::set<std::string> kept;
+  // The lease keeper's count of the server's returns this connection was made after.
+  uint64_t returns_seen = 0;
+  int attempts_open = 0;  // retrying() calls under way (nested: inside a transaction)
   std::function<void(const std::string&)> notice;  // Store::set_notice_handler
   // This host's calibrations as the latest run's start read them: its MFU when
   // the server is away at its end.
@@ -119,7 +134,16 @@ struct Store::Impl {
   // Stores what the spill keeps of the run, when the server is back; false
   // (nothing changed) while it is away.
   bool flush_spilled(const std::string& run_id, bool wait);
+  // The run ended in the spill: said (unless `say` is false), and its cause —
+  // kEndedAway, naming the spill — left on this host for the server's row (causes.h).
+  void keep_ended(const std::string& run_id, RunStatus status, bool say = true);
   Spill& open_spill();
+  // Closes the spill when none of this Store's runs is in it (removing the
+  // file when it holds no run at all and no other process has it open).
+  void close_spill();
+  // A server that came back (the lease keeper saw it) left this connection
+  // talking to a server process that is gone: connect again before using it.
+  void check_connection();
   void tell(const std::string& text) const;
   // A row of kRunSelectColumns.
   RunRecord read_run(const backend::Statement& row) const;
@@ -129,6 +153,12 @@ struct Store::Impl {
 template <typename Attempt>
 auto Store::Impl::retrying(Attempt&& attempt) -> decltype(attempt(false)) {
   bool again = false;
+  if (attempts_open == 0) check_connection();  // never under an open transaction
+  ++attempts_open;
+  struct Done {
+    int& open;
+    ~Done() { --open; }
+  } done{attempts_open};
   for (;;) {
     try {
       return attempt(again);

@@ -122,6 +122,12 @@ void bind_value(backend::Statement& q, int index, const Value& v) {
 
 }  // namespace
 
+bool left_by_lost_writer(std::string_view status, std::string_view reason) {
+  return status == "running" ||
+         (status == "interrupted" && (reason.substr(0, kLapsedLease.size()) == kLapsedLease ||
+                                      reason.substr(0, kEndedAway.size()) == kEndedAway));
+}
+
 // ---- inside a caller's transaction ----------------------------------------------
 
 void Store::Impl::insert_rows(std::string_view table, const std::vector<std::string_view>& columns,
@@ -294,8 +300,9 @@ std::string Store::record_skipped(const RunRecord& run, const std::string& reaso
     write();
   } else if (!self.server_write(write, /*wait=*/true)) {
     self.open_spill().keep_skipped(skipped, reason);
-    self.tell(fmt::format("the skipped run {} is kept in {}; {}", skipped.run_id, self.spill->path(),
-                          self.spill->upload_hint()));
+    self.kept.insert(skipped.run_id);
+    self.tell(fmt::format("the skipped run {} is kept in {} and nowhere else; {}", skipped.run_id,
+                          self.spill->path(), self.spill->upload_hint()));
   }
   return skipped.run_id;
 }
@@ -358,14 +365,14 @@ void Store::finish_run(const std::string& run_id, RunStatus status, const std::s
     if (!stored) {
       self.spill_run(run_id, "could not store its end");
       self.spill->keep_finish(run_id, status, reason, metrics);
-      self.tell(fmt::format("run {} ended while the server is away: it is kept whole in {}; {}", run_id,
-                            self.spill->path(), self.spill->upload_hint()));
+      self.keep_ended(run_id, status);
     }
     self.live.erase(run_id);
     self.spilled.erase(run_id);
+    self.close_spill();
   }
   if (self.leases) self.leases->release(run_id);
-  causes::remove(self.causes, run_id);
+  if (!self.kept.count(run_id)) causes::remove(self.causes, run_id);  // a kept run's cause is for its row
 }
 
 bool Store::finish_run_or_keep_cause(const std::string& run_id, RunStatus status,
@@ -473,6 +480,9 @@ std::vector<ImportOutcome> Store::import_runs(const std::vector<RunBundle>& bund
       if (self.complete_run(*present[at++], doing)) outcomes[i] = ImportOutcome::kCompleted;
     }
     tx.commit();
+    // A completed run's cause, left here by its writer for the row, is said and done.
+    for (size_t i = 0; i < bundles.size(); ++i)
+      if (outcomes[i] == ImportOutcome::kCompleted) causes::remove(self.causes, bundles[i].run.run_id);
     return outcomes;
   });
 }
@@ -483,9 +493,7 @@ bool Store::Impl::complete_run(const RunBundle& b, std::string_view doing) {
     auto q = query("SELECT status, reason, host, pid FROM runs WHERE run_id = ?1", doing);
     q->bind(1, run.run_id);
     if (!q->step()) return false;
-    const std::string status = q->text(0), reason = q->text(1);
-    const bool lapsed = status == "interrupted" && reason.rfind(kLapsedLease, 0) == 0;
-    if (!(status == "running" || lapsed) || q->text(2) != run.host || q->int64(3) != run.pid) return false;
+    if (!left_by_lost_writer(q->text(0), q->text(1)) || q->text(2) != run.host || q->int64(3) != run.pid) return false;
   }
   std::set<int64_t> stored;
   {
@@ -514,8 +522,10 @@ int Store::recover_stale_runs() {
   const std::string host = host_name();
   const std::string doing = "recover stale runs";
   std::vector<Stale> stale;
+  std::vector<std::string> obsolete;  // causes of runs finished since
   const int recovered = self.retrying([&](bool) {
     stale.clear();
+    obsolete.clear();
     Transaction tx(*self.db, doing);
     std::set<std::string> found;
     // The runs this host's processes gave up on, leaving the cause in a file.
@@ -530,6 +540,21 @@ int Store::recover_stale_runs() {
         stale.push_back({run_id, cause->status, cause->reason});
         found.insert(run_id);
       }
+    // And those interrupted meanwhile for their lapsed lease: the cause says more
+    // (a run ended while its server was away: where the rest of it is).
+    for (const std::string& run_id : causes::written(self.causes)) {
+      if (found.count(run_id)) continue;
+      auto q = self.query("SELECT status, reason, host FROM runs WHERE run_id = ?1", doing);
+      q->bind(1, run_id);
+      if (!q->step()) continue;
+      if (!left_by_lost_writer(q->text(0), q->text(1))) obsolete.push_back(run_id);  // finished since (pushed)
+      if (q->text(0) != "interrupted" || q->text(1).rfind(kLapsedLease, 0) != 0 || q->text(2) != host) continue;
+      q.reset();
+      if (const auto cause = causes::read(self.causes, run_id)) {
+        stale.push_back({run_id, cause->status, cause->reason});
+        found.insert(run_id);
+      }
+    }
     const auto last_step = [&](const std::string& run_id) -> std::optional<int64_t> {
       auto q = self.query("SELECT max(step) FROM steps WHERE run_id = ?1", doing);
       q->bind(1, run_id);
@@ -563,8 +588,10 @@ int Store::recover_stale_runs() {
     if (!stale.empty()) {
       const std::string now = now_utc();
       auto q = self.query(
-          "UPDATE runs SET status = ?4, reason = ?2, finished_at = ?3, lease_expires_at = NULL"
-          " WHERE run_id = ?1 AND status = 'running'",
+          fmt::format("UPDATE runs SET status = ?4, reason = ?2, finished_at = ?3, lease_expires_at = NULL"
+                      " WHERE run_id = ?1 AND (status = 'running' OR (status = 'interrupted' AND"
+                      " substr(reason, 1, {}) = ?5))",
+                      kLapsedLease.size()),
           doing);
       for (const Stale& s : stale) {
         q->reset();
@@ -572,6 +599,7 @@ int Store::recover_stale_runs() {
         q->bind(2, s.reason);
         q->bind(3, now);
         q->bind(4, to_string(s.status));
+        q->bind(5, kLapsedLease);
         q->run();
         changed += static_cast<int>(q->changes());
       }
@@ -580,6 +608,7 @@ int Store::recover_stale_runs() {
     return changed;
   });
   for (const Stale& s : stale) causes::remove(self.causes, s.run_id);
+  for (const std::string& run_id : obsolete) causes::remove(self.causes, run_id);
   return recovered;
 }
 

@@ -1,8 +1,8 @@
 // Memory attribution: what is live at a device's peak, and who allocated it.
-// Whoever observes ops (harness/run/op_profile.cpp) names a thread's current
+// Whoever observes ops (harness/run/profile/op_profile.cpp) names a thread's current
 // allocation site around each op ("backward|AccumulateGrad > aten::clone");
 // the allocators that attribute — the CPU's counting allocator, the CUDA
-// caching allocator's trace (models/cuda_runtime.cpp) — hand every allocation
+// caching allocator's trace (models/device/cuda/cuda_runtime.cpp) — hand every allocation
 // and free to a PeakTracker, which keeps the live blocks with their sites and
 // a copy of them at the largest total. The device runtime begins and ends it
 // (runtime.h: begin_attribution / end_attribution); nothing is recorded, and

@@ -2,6 +2,7 @@
 // host's steady clock (the work is done when the call returns), its memory the
 // counting allocator's exact count against physical RAM, its data parallel Gloo.
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>  // the collective backend process_group returns
 
 #include "models/device/counting_allocator.h"
 #include "models/device/host.h"
@@ -60,6 +61,10 @@ class CpuRuntime final : public DeviceRuntime {
   }
 
   Collectives collectives() const override { return {"gloo", false}; }
+  c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                              const GroupOptions& options) const override {
+    return gloo_process_group(store, options);
+  }
 };
 
 }  // namespace

@@ -3,9 +3,9 @@
 // Callers ask the runtime; nothing outside models/device/ branches on the kind.
 //
 // Implementations: models/device/cpu.cpp (the host: steady clock, the counting
-// allocator, oneDNN/ATen kernels, Gloo) and models/device/cuda.cpp (CUDA events,
+// allocator, oneDNN/ATen kernels, Gloo: gloo.cpp) and models/device/cuda/cuda.cpp (CUDA events,
 // the caching allocator, SDPA and native int8/fp8 GEMMs, NCCL) over the CUDA
-// calls of models/cuda_runtime.h — which CMake builds as cuda_runtime.cpp against
+// calls of models/device/cuda/cuda_runtime.h — which CMake builds as cuda_runtime.cpp against
 // a CUDA LibTorch and as cuda_runtime_absent.cpp otherwise, so that a CPU-only
 // build still knows the kind "cuda" and refuses it with NoCudaError. The kinds
 // are registered in models/device/kinds.h.
@@ -22,6 +22,11 @@
 #include <vector>
 
 #include "models/device/attribution.h"
+#include "models/torch_compat.h"
+
+namespace c10d {
+class Store;  // the rendezvous of a data-parallel job (harness/run/dist/world.cpp)
+}
 
 namespace twinbench::device {
 
@@ -95,7 +100,18 @@ struct Collectives {
   bool tensor_collectives = false;
 };
 
-// What `calibrate` measures on a device (harness/run/calibrate.h).
+// Where one rank stands in a data-parallel job.
+struct GroupOptions {
+  int rank = 0, size = 1;
+  std::chrono::milliseconds timeout{0};
+  std::string master_addr;  // rank 0's address (Gloo picks the interface that reaches it)
+};
+
+// Gloo's process group: the host's collectives (cpu.cpp), for any kind without its own.
+c10::intrusive_ptr<compat::CollectiveBackend> gloo_process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                 const GroupOptions& options);
+
+// What `calibrate` measures on a device (harness/run/plan/calibrate.h).
 struct Calibration {
   std::vector<std::string> dtypes;  // measured by default, in this order
   bool tensor_cores = false;        // tf32 and fp8 products exist here
@@ -184,7 +200,7 @@ class DeviceRuntime {
 
   // --- Op times of a profiled run.
   // nullptr where an op's host self time is its device time (the CPU: the
-  // RecordFunction observer of harness/run/op_profile.h measures it); else
+  // RecordFunction observer of harness/run/profile/op_profile.h measures it); else
   // the device's kernel times per op (CUDA: Kineto/CUPTI).
   virtual std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& device) const = 0;
 
@@ -206,6 +222,12 @@ class DeviceRuntime {
 
   // --- Data parallel.
   virtual Collectives collectives() const = 0;
+  // This rank's process group of collectives().backend, over the job's
+  // rendezvous `store` (harness/run/dist/world.cpp asks; it names no backend
+  // itself). std::invalid_argument when this build lacks the backend; any
+  // other exception is a rendezvous that did not complete.
+  virtual c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
+                                                                      const GroupOptions& options) const = 0;
 };
 
 // The runtime of `device`'s kind; std::invalid_argument for a kind none is registered for.

@@ -23,7 +23,7 @@
 //     ("passthrough"); one whose values do not fit fp16 is kept as fp32 instead of
 //     turning into inf. Non-float tensors are kept as they are.
 //
-// File format: a safetensors file (models/safetensors.h) holding "int8/<name>"
+// File format: a safetensors file (models/weights/safetensors.h) holding "int8/<name>"
 // [rows, cols] I8 + "scale/<name>" [rows] F16 for quantized tensors and
 // "keep/<name>" for passthrough ones, with metadata "format" =
 // "twinbench-int8-v1" and "tensors" = a JSON list of {name, kind, shape, in_dims}

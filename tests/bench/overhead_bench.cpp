@@ -7,11 +7,11 @@
 #include <chrono>
 #include <filesystem>
 
-#include "harness/run/batches.h"
-#include "harness/run/progress.h"
-#include "harness/run/runner.h"
+#include "harness/run/train/batches.h"
+#include "harness/run/exec/progress.h"
+#include "harness/run/exec/runner.h"
 #include "harness/store/store.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/trainer.h"
 #include "variants/registry.h"
 
 namespace twinbench {

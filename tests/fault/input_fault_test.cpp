@@ -275,7 +275,7 @@ TEST(FaultInput, MalformedPlantedCausesNameTheVariableAndValue) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.variable + "=" + c.value);
     const auto r = twinbench(s.dir(), {"run", "--preset", "tiny", "--variant", "functional", "train.steps=2",
-                                       "--no-progress", "--db", db},
+                                       "--no-progress", "--allow-test-hooks", "--db", db},
                              {{c.variable, c.value}});
     EXPECT_EQ(r.code, 1) << r.err;
     const std::string stored = query_text(db, "SELECT status || ': ' || reason FROM runs ORDER BY rowid DESC");

@@ -14,6 +14,7 @@
 
 #include "integration/cli_harness.h"
 #include "integration/db_queries.h"
+#include "integration/spending_oracle.h"
 
 namespace {
 
@@ -148,7 +149,8 @@ TEST(AbSession, SameBuildIsNoiseAndBothSidesShareOneGroup) {
 TEST(AbSession, SlowedStepsAreReportedAsRegressed) {
   // The console table this time (the JSON is checked above).
   const std::string slow =
-      script("slow.sh", std::string("TWINBENCH_TEST_SLOW_OP=step:80 exec ") + TWINBENCH_BIN + " \"$@\"");
+      script("slow.sh", std::string("TWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=step:80 exec ") +
+                                TWINBENCH_BIN + " \"$@\"");
   const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + slow +
                              " --rounds 6 --db slow.db --fail-on-regression" + kWorkload);
   EXPECT_EQ(r.code, 1) << r.err;  // --fail-on-regression
@@ -164,30 +166,41 @@ TEST(AbSession, SlowedStepsAreReportedAsRegressed) {
   // The extra work is busy time at the step boundary: the results are unchanged.
   EXPECT_NE(row("Final loss").find(" no change "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nverdict: regressed ("), std::string::npos) << r.out;
+  // B's runs were made with a planted slowdown: the table says so, A's are real.
+  EXPECT_NE(r.out.find("  ! made with test hooks: B: TWINBENCH_TEST_SLOW_OP=step:80 (planted causes"), std::string::npos)
+      << r.out;
 }
 
 TEST(AbSession, SequentialSessionStopsOnceDecisive) {
   // No --rounds: looks after 3, 4, 6 and 8 pairs; a 3x slowdown is decisive at one of them
   // (how early depends on the machine's load, which is not asserted).
   const std::string slow =
-      script("slow_seq.sh", std::string("TWINBENCH_TEST_SLOW_OP=step:200 exec ") + TWINBENCH_BIN + " \"$@\"");
+      script("slow_seq.sh", std::string("TWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=step:200 exec ") +
+                                TWINBENCH_BIN + " \"$@\"");
   const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + slow +
                              " --max-rounds 8 --seed 7 --db seq.db --json" + kWorkload);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("looks"), 4);
   EXPECT_LE(j.at("rounds").size(), 8u) << r.out;
+  EXPECT_GE(j.at("rounds").size(), 3u) << "the first look is after 3 rounds";
   EXPECT_EQ(std::string(j.at("stopped_because")).rfind("decisive after", 0), 0u) << r.out;
   EXPECT_EQ(ab_metric(j, "step_time_median_s").at("verdict"), "regressed") << r.out;
+  EXPECT_EQ(j.at("a").at("test_hooks"), "") << r.out;
+  EXPECT_EQ(j.at("b").at("test_hooks"), "TWINBENCH_TEST_SLOW_OP=step:200") << r.out;
   EXPECT_NE(r.err.find("ab: look 1/4 after 3 rounds"), std::string::npos) << r.err;
-  // The interval's confidence pays for every look and both timing tests: 1 - 0.05 / (2 x 4).
-  EXPECT_NEAR(j.at("confidence").get<double>(), 1 - 0.05 / 8, 1e-12);
+  // The step time's interval is at what O'Brien-Fleming spending releases at the look it stopped on.
+  EXPECT_EQ(j.at("plan"), nlohmann::json::array({3, 4, 6, 8}));
+  EXPECT_NEAR(j.at("confidence").get<double>(), twinbench::testing::look_confidence_5pct({3, 4, 6, 8}, j.at("rounds").size()),
+              1e-12);
+  EXPECT_NE(r.err.find("% -> "), std::string::npos) << r.err;  // each look says its level
 }
 
 TEST(AbRefuses, BuildThatCannotTrain) {
   // A typo in the slowdown setting makes every run of B fail: refused by the probe.
   const std::string typo =
-      script("typo.sh", std::string("TWINBENCH_TEST_SLOW_OP=atention exec ") + TWINBENCH_BIN + " \"$@\"");
+      script("typo.sh", std::string("TWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=atention exec ") +
+                                TWINBENCH_BIN + " \"$@\"");
   const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + typo + " --db refused.db" + kWorkload);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("build B (" + typo + ") cannot run variant 'functional'"), std::string::npos) << r.err;

@@ -262,8 +262,8 @@ TEST(Runner, ResumedRunContinuesTheSameLossCurve) {
 TEST(Runner, LossFallsOnRealText) {
   // Real text: this repository's own C++ sources and docs, tokenized byte-level.
   std::string files;
-  for (const auto* f : {"/harness/base/config.cpp", "/harness/run/trainer.cpp", "/models/ops.cpp", "/docs/cli.md",
-                        "/README.md", "/models/weights/safetensors.cpp", "/harness/run/runner.cpp"})
+  for (const auto* f : {"/harness/base/config.cpp", "/harness/run/train/trainer.cpp", "/models/ops.cpp", "/docs/cli.md",
+                        "/README.md", "/models/weights/safetensors.cpp", "/harness/run/exec/runner.cpp"})
     files += std::string(" --text ") + TWINBENCH_SOURCE_DIR + f;
   ASSERT_EQ(twinbench("data make-shard" + files + " --out " + path("code.bin")).code, 0);
   const auto r = twinbench("run --preset tiny data.source=shard data.path=" + path("code.bin") +

@@ -121,6 +121,11 @@ TEST(Triage, AChangeTheNewestNightBroughtIsBisectedToItsCommitAndFiled) {
   EXPECT_NE(text.find(commits[12].substr(0, 9)), std::string::npos) << text;  // the night before
   EXPECT_NE(text.find("[bisect](bisect-"), std::string::npos) << text;
   EXPECT_TRUE(fs::exists(out + "/bisect-" + commits[12].substr(0, 9) + "-" + commits[14].substr(0, 9) + ".html"));
+  // The change's alert (raised by the nightly report above) carries the culprit and the issue text (docs/alerts.md).
+  const auto alerts = nlohmann::json::parse(twinbench("alerts --json --kind change --db " + db).out);
+  ASSERT_EQ(alerts.size(), 1u) << alerts.dump(1);
+  EXPECT_EQ(alerts[0]["culprit"], commits[13]);
+  EXPECT_EQ(alerts[0]["details"]["issue_markdown"], text);
 }
 
 TEST(Triage, AChangeTheCodeDidNotMakeIsNotFiled) {

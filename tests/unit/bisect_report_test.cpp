@@ -67,7 +67,8 @@ TEST(BisectReport, NamesTheSoughtCommitInTheWordsOfWhatWasLookedFor) {
       const std::string said = find == BisectFind::kRegression ? "first bad" : "first faster";
       const std::string other = find == BisectFind::kRegression ? "first faster" : "first bad";
       for (const auto& [format, page] : {std::pair<const char*, std::string>{"text", lower(bisect_text(r))},
-                                         {"markdown", lower(bisect_markdown(r))}, {"html", lower(bisect_html(r))}}) {
+                                         {"markdown", lower(BisectReport(r).markdown())},
+                                         {"html", lower(BisectReport(r).pages().front().html)}}) {
         const std::string where = std::string(format) + ", " + compare::to_string(find) + ", " + compare::to_string(outcome);
         EXPECT_NE(page.find(said), std::string::npos) << where << ":\n" << page;
         EXPECT_EQ(page.find(other), std::string::npos) << where << ":\n" << page;

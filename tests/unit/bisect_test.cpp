@@ -17,6 +17,8 @@
 #include <random>
 
 #include "harness/compare/bisect.h"
+#include "harness/compare/family.h"
+#include "harness/compare/sequential.h"
 #include "harness/stats/interval.h"
 
 namespace twinbench::compare {
@@ -151,13 +153,23 @@ TEST(BisectSession, RoundsPairByStartTimeAndAreJudgedPaired) {
   }
   std::reverse(runs.begin(), runs.end());  // the store hands them in any order
   const auto& step = judged_metric("step_time_median_s");
-  const SessionJudgement j = judge_session(runs, "bisect:good", "bisect:probe", step, 0.1, 0.05, 7);
+  // A session stored before error spending: Bonferroni over its 7 looks.
+  const SessionJudgement j =
+      judge_session(runs, "bisect:good", "bisect:probe", step, 0.1, 0.05, LookSchedule::bonferroni(7));
   EXPECT_EQ(j.rounds, 4u);
   EXPECT_EQ(j.verdict, Verdict::kRegressed) << j.explanation;
   ASSERT_TRUE(j.estimate);
   EXPECT_NEAR(j.estimate->ratio, 1.25 * std::pow(1.0 * 1.01 * 1.02 * 1.03, 0.25), 1e-9);  // paired: drift cancels
   EXPECT_DOUBLE_EQ(j.threshold, 0.1);
-  EXPECT_NEAR(j.confidence, 1 - 0.05 / (2 * 7), 1e-12);  // timing tests x looks, as the session looked
+  EXPECT_NEAR(j.confidence, 1 - 0.05 / 7, 1e-12);  // the step time is the primary test: alone in its family
+  // With error spending the 4th round of a 24-round plan spends what O'Brien-Fleming releases
+  // there, a millionth: the session that stopped there could not have decided, and neither does this.
+  const SessionJudgement spent = judge_session(runs, "bisect:good", "bisect:probe", step, 0.1, 0.05,
+                                               LookSchedule::spending(stats::default_plan(24)));
+  EXPECT_NEAR(spent.confidence, 1 - stats::look_alpha(stats::default_plan(24), 4, 0.05), 1e-15);
+  EXPECT_EQ(spent.verdict, Verdict::kInconclusive) << spent.explanation;
+  const SessionJudgement fixed = judge_session(runs, "bisect:good", "bisect:probe", step, 0.1, 0.05, LookSchedule());
+  EXPECT_NEAR(fixed.confidence, 0.95, 1e-12);  // four fixed rounds: one look, the whole alpha
   EXPECT_EQ(j.started_at, "2026-01-01T00:00:00.000Z");
   EXPECT_TRUE(j.failure.empty());
 }
@@ -166,7 +178,8 @@ TEST(BisectSession, ARunThatDidNotCompleteIsAFailureNotAVerdict) {
   std::vector<RunView> runs = {stored_run("bisect:good", "2026-01-01T00:00:00.000Z", 0.3),
                                stored_run("bisect:probe", "2026-01-01T00:00:01.000Z", 0.3, RunStatus::failed)};
   const SessionJudgement j =
-      judge_session(runs, "bisect:good", "bisect:probe", judged_metric("step_time_median_s"), std::nullopt, 0.05, 7);
+      judge_session(runs, "bisect:good", "bisect:probe", judged_metric("step_time_median_s"), std::nullopt, 0.05,
+                    LookSchedule::bonferroni(7));
   EXPECT_EQ(j.failure, "bisect:probe failed: exited with code 1");
   EXPECT_EQ(j.verdict, Verdict::kNotComparable);
 }
@@ -193,24 +206,23 @@ class Host {
   std::mt19937_64 gen_;
 };
 
-// One sequential session as `ab` runs it; returns the estimate and the verdict.
+// One sequential session as `ab` runs it (compare::SequentialTest); returns the
+// estimate and the verdict.
 std::pair<stats::RatioEstimate, Verdict> session(Host& host, double ratio, double threshold) {
-  const auto plan = stats::default_plan(stats::kDefaultMaxPairs);
-  const double conf = family_of(0.95, 1, plan.looks.size()).per_test_confidence();
+  const SequentialTest test(stats::default_plan(stats::kDefaultMaxPairs),
+                            look_metric(kPrimaryTest, {}, {{kPrimaryTest, threshold}}));
   std::vector<stats::RunPair> pairs;
-  stats::RatioEstimate e;
-  stats::Outcome o = stats::Outcome::kInconclusive;
-  for (const size_t look : plan.looks) {
-    while (pairs.size() < look) pairs.push_back(host.pair(ratio));
-    e = stats::estimate_paired(pairs, conf);
-    o = stats::decide(e, threshold, false);
-    if (stats::should_stop(o)) break;
+  Look l;
+  for (const size_t n : test.plan().looks) {
+    while (pairs.size() < n) pairs.push_back(host.pair(ratio));
+    l = test.look(pairs, 0.05);
+    if (l.decisive()) break;
   }
-  const Verdict v = o == stats::Outcome::kRegressed ? Verdict::kRegressed
-                    : o == stats::Outcome::kImproved ? Verdict::kImproved
-                    : o == stats::Outcome::kNoChange ? Verdict::kNoChange
-                                                     : Verdict::kInconclusive;
-  return {e, v};
+  const Verdict v = l.outcome == stats::Outcome::kRegressed ? Verdict::kRegressed
+                    : l.outcome == stats::Outcome::kImproved ? Verdict::kImproved
+                    : l.outcome == stats::Outcome::kNoChange ? Verdict::kNoChange
+                                                             : Verdict::kInconclusive;
+  return {l.estimate, v};
 }
 
 struct Campaign {
@@ -286,9 +298,11 @@ TEST(BisectSimulation, AHistoryWithoutAChangeNamesNoCommit) {
   for (const double cv : {0.03, 0.06}) {
     const Campaign c = bisect_campaign(1000, 0.0, false, cv, cv == 0.03 ? 21 : 22);
     print(cv == 0.03 ? "no change, 3% CV" : "no change, 6% CV", c);
-    // A commit is named only after a false confirm (at most alpha / 4: one timing test, one side).
-    EXPECT_LE(c.found + c.range + c.wrong, 15u);
-    EXPECT_GE(c.nothing, 985u);
+    // A commit is named only after a false confirm: at most alpha / 2 (the step time is the
+    // primary test, alone in its family at alpha; one side of it), 25 in 1000 plus three
+    // binomial standard deviations.
+    EXPECT_LE(c.found + c.range + c.wrong, 40u);
+    EXPECT_GE(c.nothing, 960u);
   }
 }
 

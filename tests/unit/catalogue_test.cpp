@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/logs/figures.h"
 #include "harness/metrics/catalogue.h"
 
 namespace twinbench::metrics {
@@ -86,6 +87,33 @@ TEST(Catalogue, StoredListRoundTripsThroughRunMetrics) {
       EXPECT_FALSE(value);
     }
   }
+}
+
+// Every tool's own figure (logs/figures.h) is a catalogue row by one rule:
+// never judged, in verdict lists and --json only where a run has it, stored
+// and read back through RunMetrics::tool_figures.
+TEST(Catalogue, ToolFiguresAreRowsByOneRule) {
+  size_t figures = 0;
+  for (const logs::ToolFigures& tool : logs::tool_figures())
+    for (const logs::ToolFigure& f : tool.figures) {
+      ++figures;
+      const Metric& m = metric(f.name);
+      EXPECT_TRUE(m.tool_figure) << f.name;
+      EXPECT_EQ(m.label, f.label);
+      EXPECT_EQ(m.judge, Judge::kNone) << f.name;
+      EXPECT_EQ(m.show, unsigned{kVerdict | kJson | kWhenPresent}) << f.name;
+      EXPECT_EQ(m.direction, f.higher_is_better ? Direction::kHigherIsBetter : Direction::kLowerIsBetter);
+    }
+  EXPECT_GE(figures, 6u);  // MaxView's five and nanogpt's step_avg
+  RunMetrics m;
+  m.tool_figures["nanogpt_step_avg_s"] = 0.058;
+  const auto list = to_list(m);
+  std::map<std::string, std::optional<double>> stored(list.begin(), list.end());
+  EXPECT_EQ(stored.at("nanogpt_step_avg_s"), 0.058);
+  EXPECT_EQ(stored.count("maxview_avg_step_s"), 0u);  // a figure the run has not: no row
+  EXPECT_EQ(from_map(stored).tool_figures, m.tool_figures);
+  EXPECT_EQ(metric("nanogpt_step_avg_s").value(m), 0.058);
+  EXPECT_FALSE(metric("maxview_final_loss").value(m));
 }
 
 TEST(Thresholds, OverridesAndRejectsUnknownNames) {

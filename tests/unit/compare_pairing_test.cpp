@@ -12,6 +12,7 @@
 
 #include "harness/compare/comparison.h"
 #include "harness/compare/drift.h"
+#include "harness/compare/sequential.h"
 #include "harness/compare/sessions.h"
 
 namespace twinbench::compare {
@@ -38,8 +39,11 @@ TEST(Sessions, InterleavedPairsAndTheirLooks) {
   EXPECT_TRUE(interleaved(ptrs(a), ptrs(b)));
   EXPECT_FALSE(interleaved(ptrs(a), ptrs(apart)));  // another group: made apart
   EXPECT_FALSE(interleaved(ptrs(a), ptrs(one)));    // one pair has no interval
-  EXPECT_EQ(sequential_looks(ptrs(a), ptrs(b)), 7u);
-  EXPECT_EQ(sequential_looks(apart), 0u);
+  // Runs stored before error spending record only their looks: Bonferroni over them.
+  const LookSchedule legacy = LookSchedule::of_runs(ptrs(a), ptrs(b));
+  EXPECT_EQ(legacy.looks(), 7u);
+  EXPECT_DOUBLE_EQ(legacy.look_alpha(5, 0.07), 0.01);
+  EXPECT_FALSE(LookSchedule::of_runs(ptrs(apart), ptrs(one)).sequential());
 }
 
 TEST(HostDrift, TimeApartLoadAndCpuShare) {

@@ -10,6 +10,7 @@
 
 #include "harness/base/hardware.h"
 #include "harness/compare/comparison.h"
+#include "harness/compare/run_tables.h"
 #include "harness/compare/verdict.h"
 #include "harness/metrics/catalogue.h"
 
@@ -172,24 +173,6 @@ TEST(Names, VerdictNames) {
   EXPECT_EQ(to_string(Verdict::kNewFailure), "new failure");
 }
 
-TEST(Sort, WorstFirst) {
-  auto make = [](Verdict v, double rel) {
-    MetricComparison m;
-    m.verdict = v;
-    m.rel_diff = rel;
-    return m;
-  };
-  std::vector<MetricComparison> cs = {make(Verdict::kImproved, 0.1), make(Verdict::kRegressed, 0.05),
-                                      make(Verdict::kInconclusive, 0), make(Verdict::kRegressed, -0.2),
-                                      make(Verdict::kNewFailure, 0), make(Verdict::kMissing, 0)};
-  sort_worst_first(cs);
-  EXPECT_EQ(cs[0].verdict, Verdict::kNewFailure);
-  EXPECT_EQ(cs[1].verdict, Verdict::kRegressed);
-  EXPECT_DOUBLE_EQ(*cs[1].rel_diff, -0.2);  // the larger regression first
-  EXPECT_EQ(cs[3].verdict, Verdict::kInconclusive);
-  EXPECT_EQ(cs.back().verdict, Verdict::kMissing);
-}
-
 // Runs as the store gives them, for compare_runs.
 RunView view(int repeat, double step_time, bool oversubscribed = false) {
   RunView v;
@@ -205,26 +188,43 @@ RunView view(int repeat, double step_time, bool oversubscribed = false) {
   return v;
 }
 
-TEST(CompareRuns, FamilySizeWidensEachIntervalAndOversubscribedRunsAreNotJudged) {
-  std::vector<RunView> a, b;
+TEST(CompareRuns, HolmOverTheFamilyAndOversubscribedRunsAreNotJudged) {
+  std::vector<RunView> a, b, same;
   for (int i = 0; i < 6; ++i) {
     a.push_back(view(i, 0.100 * (1 + 0.01 * std::sin(i))));
     b.push_back(view(i, 0.110 * (1 + 0.01 * std::cos(i))));
+    same.push_back(view(i, 0.100 * (1 + 0.01 * std::cos(i))));
   }
-  std::vector<const RunView*> pa, pb;
-  for (const auto& v : a) pa.push_back(&v);
-  for (const auto& v : b) pb.push_back(&v);
+  std::vector<const RunView*> pa, pb, ps;
+  for (size_t i = 0; i < a.size(); ++i) {
+    pa.push_back(&a[i]);
+    pb.push_back(&b[i]);
+    ps.push_back(&same[i]);
+  }
   CompareOptions o;
   o.paired = true;
   o.parity = false;
+  // Alone, each role's family is one test at the whole alpha: the step time
+  // (primary) and the first-step time (secondary) are no longer a family of two.
   const Comparison one = compare_runs("c", "a", "b", pa, pb, o);
-  o.family.comparisons = 20 / timing_tests_per_comparison();  // 20 timing tests in the family
-  const Comparison many = compare_runs("c", "a", "b", pa, pb, o);
-  // One comparison's family holds its timing tests (the median step time and the first step).
-  EXPECT_NEAR(one.confidence, 1 - 0.05 / timing_tests_per_comparison(), 1e-12);
-  EXPECT_NEAR(many.confidence, 1 - 0.05 / 20, 1e-12);
+  EXPECT_NEAR(one.confidence, 0.95, 1e-12);
+  EXPECT_NEAR(one.secondary_confidence, 0.95, 1e-12);
   EXPECT_EQ(one.worst, Verdict::kRegressed);
-  for (const auto& m : many.metrics) {
+  EXPECT_EQ(ci_label(one), "95% CI");
+  // Twenty comparisons, one 10% slower and 19 without a change: Holm rejects the
+  // slower one at 0.05 / 20 and judges the rest at 0.05 / 19 (Bonferroni: all at / 20).
+  std::vector<ComparisonInput> inputs = {{"slow", "a", "b", pa, pb}};
+  for (int k = 0; k < 19; ++k) inputs.push_back({"same" + std::to_string(k), "a", "b", pa, ps});
+  const std::vector<Comparison> many = compare_family(inputs, o);
+  ASSERT_EQ(many.size(), 20u);
+  EXPECT_NEAR(many[0].confidence, 1 - 0.05 / 19, 1e-12);
+  EXPECT_NEAR(many[7].confidence, 1 - 0.05 / 19, 1e-12);
+  EXPECT_NEAR(many[0].secondary_confidence, 1 - 0.05 / 20, 1e-12);  // no first-step time differs
+  EXPECT_EQ(many[0].worst, Verdict::kRegressed);
+  EXPECT_NE(many[0].levels.find("Holm over 20 comparisons' step times, 1 rejected"), std::string::npos)
+      << many[0].levels;
+  EXPECT_EQ(ci_label(many[0]), "99.74% CI; secondary 99.75%");
+  for (const auto& m : many[0].metrics) {
     if (m.spec.name == "tokens_per_s_per_device") {
       EXPECT_EQ(m.verdict, Verdict::kRegressed) << m.explanation;
     }
@@ -292,6 +292,64 @@ TEST(CompareRuns, DifferentHardwareFingerprintsAreNotComparableForTimesAndRates)
   const Comparison together = compare_runs("c", "main", "feat", pa, ps, o);
   EXPECT_TRUE(together.same_hardware);
   EXPECT_EQ(together.worst, Verdict::kRegressed);
+}
+
+// The loss curves' parity reaches the reports as a verdict: no change within
+// the tolerance, regressed beyond it.
+TEST(CompareRuns, LossParityIsAVerdict) {
+  const auto curve = [](int repeat, double shift) {
+    RunView v = view(repeat, 0.1);
+    for (int s = 0; s < 5; ++s) {
+      StepRecord step;
+      step.step = s;
+      step.loss = 3.0 - 0.1 * s + shift * s;
+      v.steps.push_back(step);
+    }
+    return v;
+  };
+  const RunView a = curve(0, 0), same = curve(0, 0), off = curve(0, 0.01);
+  CompareOptions o;
+  const Comparison held = compare_runs("c", "a", "b", {&a}, {&same}, o);
+  const Comparison broke = compare_runs("c", "a", "b", {&a}, {&off}, o);
+  ASSERT_TRUE(held.parity && broke.parity);
+  EXPECT_EQ(held.parity_verdict, Verdict::kNoChange);
+  EXPECT_EQ(broke.parity_verdict, Verdict::kRegressed);
+  o.parity = false;
+  EXPECT_EQ(compare_runs("c", "a", "b", {&a}, {&off}, o).parity_verdict, Verdict::kNotJudged);
+}
+
+// The console analysis after `run`/`matrix` is made once: it names the cases
+// whose step time decided (what the why's profiled pairs explain), and takes
+// their explanation afterwards, without analysing the runs again.
+TEST(RunTables, NameTheCasesToExplainAndTakeTheirWhyAfter) {
+  std::vector<RunView> runs;
+  for (const char* name : {"same", "slower"})
+    for (int i = 0; i < 6; ++i)
+      for (const char* variant : {"functional", "module"}) {
+        const bool slow = std::string(name) == "slower" && std::string(variant) == "module";
+        RunView v = view(i, (slow ? 0.150 : 0.100) * (1 + 0.005 * std::sin(i + (variant[0] == 'm'))));
+        v.run.case_name = name;
+        v.run.variant = variant;
+        v.run.group_id = "g";
+        runs.push_back(std::move(v));
+      }
+  RunTables t = analyze_run_tables(runs, {"functional", "module"}, CompareOptions{});
+  ASSERT_EQ(t.tables.size(), 2u);
+  ASSERT_TRUE(t.pair);
+  EXPECT_EQ(cases_to_explain(t, false), std::vector<std::string>{"slower"});
+  EXPECT_EQ(cases_to_explain(t, true), (std::vector<std::string>{"same", "slower"}));
+  const RunTable& slower = t.tables[1];
+  ASSERT_EQ(slower.case_name, "slower");
+  ASSERT_TRUE(slower.why);  // a decisive verdict asks for a why: none profiled yet
+  EXPECT_NE(slower.why->note.find("no profiled run"), std::string::npos) << slower.why->note;
+  EXPECT_FALSE(t.tables[0].why);
+  explain_run_tables(t, {});
+  EXPECT_TRUE(t.tables[1].why);
+  EXPECT_FALSE(t.tables[0].why);
+  // Three implementations: the N-way verdicts, no pair, nothing to explain.
+  const RunTables three = analyze_run_tables(runs, {"functional", "module", "eager"}, CompareOptions{});
+  EXPECT_FALSE(three.pair);
+  EXPECT_TRUE(cases_to_explain(three, true).empty());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "harness/base/config.h"
-#include "harness/run/plan.h"
+#include "harness/run/plan/plan.h"
 #include "models/cost.h"
 
 namespace twinbench {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
@@ -16,10 +17,13 @@
 
 #include "harness/base/config.h"
 #include "harness/base/hardware.h"
-#include "harness/run/device_choice.h"
-#include "models/cuda_runtime.h"
+#include "harness/run/exec/device_choice.h"
+#include "models/device/cuda/cuda_runtime.h"
 #include "models/device/kinds.h"
 #include "models/device/runtime.h"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 namespace twinbench {
 namespace {
@@ -196,6 +200,32 @@ TEST(DeviceRuntime, ABuildWithoutCudaRefusesTheKindAsBefore) {
   refuses("CUDA memory statistics", [&] { cuda_kind.memory(gpu); });
   refuses("CUDA generator", [&] { cuda_kind.make_generator(1, gpu); });
   refuses("synchronize", [&] { cuda_kind.synchronize(gpu); });
+}
+
+// The collectives come from the device runtime (world.cpp names no backend):
+// the CPU's process group is Gloo's, and two ranks sharing a rendezvous
+// store really sum across each other.
+TEST(DeviceRuntime, CpuProcessGroupSumsAcrossRanks) {
+  // Ranks as threads of one process share c10d's flight recorder (sharding_test.cpp): off.
+  setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0);
+  const device::DeviceRuntime& runtime = *device::find_runtime("cpu");
+  const auto store = c10::make_intrusive<::c10d::HashStore>();
+  std::vector<torch::Tensor> got(2);
+  std::vector<std::string> backend(2);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank)
+    ranks.emplace_back([&, rank] {
+      const auto group = runtime.process_group(store, device::GroupOptions{rank, 2, std::chrono::seconds(30), "127.0.0.1"});
+      std::vector<torch::Tensor> t{torch::full({3}, double(rank + 1), torch::kFloat64)};
+      group->allreduce(t)->wait();
+      got[rank] = t[0];
+      backend[rank] = group->getBackendName();
+    });
+  for (auto& t : ranks) t.join();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(torch::equal(got[rank], torch::full({3}, 3.0, torch::kFloat64))) << got[rank];
+    EXPECT_EQ(backend[rank], runtime.collectives().backend);
+  }
 }
 
 }  // namespace

@@ -8,10 +8,10 @@
 #include <c10/util/Exception.h>
 
 #include "harness/base/byte_size.h"
-#include "harness/run/device_choice.h"
-#include "harness/run/out_of_memory.h"
-#include "harness/run/plan.h"
-#include "models/cuda_runtime.h"
+#include "harness/run/exec/device_choice.h"
+#include "harness/run/train/out_of_memory.h"
+#include "harness/run/plan/plan.h"
+#include "models/device/cuda/cuda_runtime.h"
 
 namespace twinbench {
 namespace {

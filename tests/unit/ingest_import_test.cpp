@@ -284,6 +284,7 @@ TEST_F(IngestStore, JsonlExportImportsBackToTheSameRun) {
     const ParsedLog log = parse_log(in, "export.jsonl", "auto");
     EXPECT_EQ(log.format, "jsonl");
     const ImportedRun again = build_imported_run(log, "export.jsonl", options("linen"));
+    ASSERT_GT(first.steps.size(), 0u) << "no steps would round-trip as equal";
     ASSERT_EQ(again.steps.size(), first.steps.size());
     for (size_t i = 0; i < first.steps.size(); ++i) {
       const StepRecord &a = first.steps[i], &b = again.steps[i];

@@ -1,4 +1,4 @@
-// Post-training int8 export (harness/int8_export.h): per-row quantization bounds,
+// Post-training int8 export (models/weights/int8_export.h): per-row quantization bounds,
 // the zlib'd safetensors round trip on a widened tiny model, the eval-loss change
 // after the round trip, the size figures, and corrupt or foreign files.
 #include <gtest/gtest.h>
@@ -13,9 +13,9 @@
 #include <iterator>
 #include <limits>
 
-#include "harness/run/batches.h"
+#include "harness/run/train/batches.h"
 #include "models/weights/int8_export.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/trainer.h"
 #include "models/weights/safetensors.h"
 #include "variants/registry.h"
 

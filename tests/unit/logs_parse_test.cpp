@@ -15,10 +15,11 @@
 
 #include "harness/logs/detect.h"
 #include "harness/logs/log_reader.h"
-#include "harness/logs/maxview.h"
+#include "harness/logs/figures.h"
 #include "harness/logs/parse.h"
 #include "harness/logs/sha256.h"
 #include "harness/logs/text.h"
+#include "harness/logs/token_scanner.h"
 #include "ingest_fixture.h"
 
 #ifndef TWINBENCH_SOURCE_DIR
@@ -85,18 +86,18 @@ TEST(IngestSha256, ParsedLogHashesTheWholeContent) {
 TEST(IngestMaxText, Seed000ReproducesMaxViewFigures) {
   const ParsedLog linen = parse_log_file(testing::ingest_fixture("maxtext_linen.log"), "maxtext");
   const ParsedLog nnx = parse_log_file(testing::ingest_fixture("maxtext_nnx.log"), "maxtext");
-  const MaxViewFigures a = maxview_figures(linen), b = maxview_figures(nnx);
-  EXPECT_EQ(fixed(a.final_loss, 3), "8.175");
-  EXPECT_EQ(fixed(b.final_loss, 3), "8.174");
-  EXPECT_EQ(fixed(a.tflops_per_s, 3), "59.222");
-  EXPECT_EQ(fixed(b.tflops_per_s, 3), "59.276");
-  EXPECT_EQ(fixed(a.tokens_per_s, 3), "8926.626");
-  EXPECT_EQ(fixed(b.tokens_per_s, 3), "8934.765");
-  EXPECT_EQ(fixed(a.avg_step_s, 4), "3.5694");
-  EXPECT_EQ(fixed(b.avg_step_s, 4), "3.4714");
-  ASSERT_TRUE(a.memory_pct && b.memory_pct);
-  EXPECT_EQ(fixed(*a.memory_pct, 2), "1.38");  // MaxView's Memory %
-  EXPECT_EQ(fixed(*b.memory_pct, 2), "1.38");
+  const auto a = tool_figures_of(linen), b = tool_figures_of(nnx);
+  EXPECT_EQ(fixed(a.at("maxview_final_loss"), 3), "8.175");
+  EXPECT_EQ(fixed(b.at("maxview_final_loss"), 3), "8.174");
+  EXPECT_EQ(fixed(a.at("maxview_tflops_per_s"), 3), "59.222");
+  EXPECT_EQ(fixed(b.at("maxview_tflops_per_s"), 3), "59.276");
+  EXPECT_EQ(fixed(a.at("maxview_tokens_per_s"), 3), "8926.626");
+  EXPECT_EQ(fixed(b.at("maxview_tokens_per_s"), 3), "8934.765");
+  EXPECT_EQ(fixed(a.at("maxview_avg_step_s"), 4), "3.5694");
+  EXPECT_EQ(fixed(b.at("maxview_avg_step_s"), 4), "3.4714");
+  EXPECT_EQ(fixed(a.at("maxview_memory_pct"), 2), "1.38");  // MaxView's Memory %
+  EXPECT_EQ(fixed(b.at("maxview_memory_pct"), 2), "1.38");
+  EXPECT_EQ(a.count("nanogpt_step_avg_s"), 0u);  // stated by nanogpt logs only
 }
 
 TEST(IngestMaxText, Seed000StepsAndProvenance) {
@@ -255,7 +256,7 @@ TEST(IngestNanoGpt, Seed004CollapsedLineWithScriptPrefix) {
   // Stopped by its wall-clock cap at 8508 of 20000: not interrupted.
   EXPECT_FALSE(log.interrupted.has_value());
   EXPECT_EQ(log.provenance.at("stopped_early"), "stopping_early: wallclock_cap");
-  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.07051);
+  EXPECT_DOUBLE_EQ(log.figures.at("nanogpt_step_avg_s"), 0.07051);
   ASSERT_EQ(log.eval_losses.size(), 10u);
   EXPECT_EQ(log.eval_losses.front(), std::make_pair(int64_t{0}, 6.9372));
   EXPECT_EQ(log.eval_losses.back(), std::make_pair(int64_t{8508}, 2.0255));
@@ -307,7 +308,7 @@ TEST(IngestNanoGpt, ModdedNanoGptRecordLog) {
   }
   EXPECT_NEAR(total, 80.694, 1e-9);  // the record's own train_time
   ASSERT_EQ(log.eval_losses.size(), 3u);
-  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.05805);  // the last step_avg
+  EXPECT_DOUBLE_EQ(log.figures.at("nanogpt_step_avg_s"), 0.05805);  // the last step_avg
   EXPECT_FALSE(log.interrupted.has_value());        // step 1390 of 1390
   EXPECT_FALSE(log.params.has_value());
   EXPECT_DOUBLE_EQ(*log.memory_bytes, 30908.0 * 1024 * 1024);
@@ -335,7 +336,7 @@ TEST(IngestNanoGpt, ModdedNanoGpt2024ClockReset) {
   EXPECT_NEAR(*log.steps.back().seconds, 0.220, 1e-12);  // to the final validation's 279398 ms
   EXPECT_DOUBLE_EQ(*log.steps.back().loss, 3.2751);
   EXPECT_DOUBLE_EQ(*log.steps.back().eval_loss, 3.2745);
-  EXPECT_DOUBLE_EQ(*log.tool_step_avg_s, 0.16057);
+  EXPECT_DOUBLE_EQ(log.figures.at("nanogpt_step_avg_s"), 0.16057);
   EXPECT_FALSE(log.interrupted.has_value());
 }
 
@@ -576,6 +577,22 @@ TEST(IngestText, PrefixesNumbersAndCleanText) {
   EXPECT_FALSE(parse_count("80,30", true));
   EXPECT_EQ(clean_text("ok\xff", 16), "ok\xEF\xBF\xBD");
   EXPECT_EQ(strip_ansi("\x1b[31mred\x1b[0m"), "red");
+}
+
+// The one ANSI decoder: the same text whole (strip_ansi) or in pieces of any
+// size (the token scanner), escape sequences spanning the pieces.
+TEST(IngestText, OneAnsiDecoderWholeOrInPieces) {
+  const std::string colored =
+      "\x1b[1;32mstep:7/9\x1b[0m \x1b]0;title\x07train_time:70ms \x1b]8;;http://x\x1b\\step_avg:10.00ms\x1b" "c";
+  EXPECT_EQ(strip_ansi(colored), "step:7/9 train_time:70ms step_avg:10.00ms");
+  for (size_t piece = 1; piece <= colored.size(); ++piece) {
+    std::vector<std::string> tokens;
+    TokenScanner scanner([&](const Token& t) { tokens.emplace_back(t.text); });
+    for (size_t at = 0; at < colored.size(); at += piece)
+      scanner.push(Piece{std::string_view(colored).substr(at, piece), 1, static_cast<int64_t>(at) + 1, false, false});
+    scanner.finish();
+    EXPECT_EQ(tokens, (std::vector<std::string>{"step:7/9", "train_time:70ms", "step_avg:10.00ms"})) << piece;
+  }
 }
 
 // ---- streaming --------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// run/matrix_shard: `matrix --shard K/N` and Slurm array tasks split the matrix by
+// run/exec/matrix_shard: `matrix --shard K/N` and Slurm array tasks split the matrix by
 // whole cases; the shards together are exactly the unsharded matrix.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/matrix_shard.h"
+#include "harness/run/exec/matrix_shard.h"
 
 namespace twinbench {
 namespace {

@@ -134,6 +134,7 @@ TEST_P(OptimEach, TrainsAndBothImplementationsAgree) {
   const auto fw = f->export_canonical();
   const auto mw = m->export_canonical();
   const auto init = make("functional")->export_canonical();
+  ASSERT_GT(fw.size(), 0u);
   ASSERT_EQ(fw.size(), mw.size());
   for (size_t i = 0; i < fw.size(); ++i) {
     EXPECT_FALSE(torch::equal(fw[i].second, init[i].second)) << name << " did not update " << fw[i].first;
@@ -210,6 +211,7 @@ TEST_P(OptimEach, StateCrossesImplementations) {
   // The module's native [out, in] state reads back canonical.
   const auto fs = fo->state();
   const auto ms = mo->state();
+  ASSERT_GT(fs.size(), 0u) << "no optimizer state would read back as equal";
   ASSERT_EQ(fs.size(), ms.size());
   for (size_t i = 0; i < fs.size(); ++i) EXPECT_TRUE(torch::equal(fs[i].second, ms[i].second)) << fs[i].first;
   auto fresh = copy_as("module", *f);

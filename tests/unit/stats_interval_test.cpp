@@ -300,39 +300,44 @@ TEST(Sequential, DefaultPlan) {
   EXPECT_TRUE(should_stop(Outcome::kNoChange));
 }
 
-// The engine `ab` and the adaptive matrix share: looks at the plan's pair counts,
-// one last look when the budget would end before the next pair, the reasons to stop.
-TEST(Sequential, LooksAtThePlanAndStopsOnTheFirstDecisiveLook) {
-  Sequential s(default_plan(8), /*budget_s=*/1000);
-  EXPECT_EQ(s.planned_looks(), 4u);  // 3, 4, 6, 8
-  EXPECT_EQ(s.max_pairs(), 8u);
-  EXPECT_FALSE(s.look_now(1, 10));
-  EXPECT_FALSE(s.look_now(2, 20));
-  ASSERT_TRUE(s.look_now(3, 30));
-  EXPECT_EQ(s.after_look(Outcome::kInconclusive), Sequential::Stop::kGoOn);
-  ASSERT_TRUE(s.look_now(4, 40));
-  EXPECT_EQ(s.after_look(Outcome::kNoChange), Sequential::Stop::kDecisive);
-  EXPECT_EQ(s.looks_taken(), 2u);
+// Lan-DeMets O'Brien-Fleming spending (stats/sequential.h), against values from
+// scipy.stats.norm (2 * norm.cdf(-norm.ppf(1 - alpha / 2) / sqrt(t))).
+TEST(Spending, OBrienFlemingAgainstTheNormalTail) {
+  EXPECT_NEAR(obrien_fleming_spent(0.05, 0.25), 8.85754383214038e-05, 1e-15);
+  EXPECT_NEAR(obrien_fleming_spent(0.05, 0.5), 0.005574596680784415, 1e-13);
+  EXPECT_NEAR(obrien_fleming_spent(0.05, 2.0 / 3), 0.016374666450048207, 1e-13);
+  EXPECT_DOUBLE_EQ(obrien_fleming_spent(0.05, 1), 0.05);
+  EXPECT_DOUBLE_EQ(obrien_fleming_spent(0.05, 0), 0);
+  EXPECT_DOUBLE_EQ(obrien_fleming_spent(0.05, 1.5), 0.05);  // clamped
+  EXPECT_NEAR(obrien_fleming_spent(0.05 / 8, 0.25), 4.5325224285369743e-08, 1e-20);
+  EXPECT_THROW(obrien_fleming_spent(0.5, 0.5), std::invalid_argument);
+  EXPECT_THROW(obrien_fleming_spent(0, 0.5), std::invalid_argument);
 }
 
-TEST(Sequential, TheBudgetTakesOneLastLookAndTheMaximumEndsIt) {
-  Sequential s(default_plan(24), /*budget_s=*/100);
-  EXPECT_FALSE(s.look_now(1, 40));  // 40 + 40 <= 100
-  ASSERT_TRUE(s.look_now(2, 80));   // 80 + 40 > 100: the next pair would overrun
-  EXPECT_EQ(s.after_look(Outcome::kInconclusive), Sequential::Stop::kBudget);
-  EXPECT_EQ(s.after_look(Outcome::kRegressed), Sequential::Stop::kDecisive);  // a decisive last look is decisive
-
-  Sequential all(default_plan(3), /*budget_s=*/1e9);
-  ASSERT_TRUE(all.look_now(3, 1));
-  EXPECT_EQ(all.after_look(Outcome::kInconclusive), Sequential::Stop::kMaximum);
-  EXPECT_FALSE(all.look_now(4, 1));  // no look beyond the plan
-
-  // The matrix's floor: no budget stop before 2 pairs, whatever the clock says.
-  Sequential floor(default_plan(12), /*budget_s=*/1, /*min_pairs=*/2);
-  EXPECT_FALSE(floor.look_now(1, 50));
-  EXPECT_TRUE(floor.look_now(2, 100));
-  EXPECT_THROW(Sequential(SequentialPlan{}, 10), std::invalid_argument);
-  EXPECT_THROW(Sequential(default_plan(4), 0), std::invalid_argument);
+// Each look spends what the plan releases since the look before; together the
+// looks spend alpha (the union bound), and more alpha never makes a look stricter
+// (Holm's step-down relies on it).
+TEST(Spending, LooksSpendTheirReleaseAndAddUpToAlpha) {
+  const SequentialPlan plan = default_plan(12);  // 3, 4, 6, 8, 12
+  for (double alpha : {0.05, 0.05 / 8, 1e-4}) {
+    double total = 0, before = 0;
+    for (size_t n : plan.looks) {
+      const double a = look_alpha(plan, n, alpha);
+      EXPECT_GT(a, 0) << n;
+      EXPECT_NEAR(a, obrien_fleming_spent(alpha, n / 12.0) - before, 1e-18) << n;
+      before = obrien_fleming_spent(alpha, n / 12.0);
+      total += a;
+      EXPECT_GE(look_alpha(plan, n, alpha * 1.5), a) << "monotone in alpha at " << n;
+    }
+    EXPECT_NEAR(total, alpha, alpha * 1e-12);
+  }
+  // The last look of a 12-pair plan at alpha 5%: 3.36%, not 5% / 5 = 1%.
+  EXPECT_NEAR(look_alpha(plan, 12, 0.05), 0.05 - 0.016374666450048207, 1e-12);
+  // A look between two planned ones (the budget ended at 5 pairs) spends what was released by then.
+  EXPECT_NEAR(look_alpha(plan, 5, 0.05), obrien_fleming_spent(0.05, 5.0 / 12) - obrien_fleming_spent(0.05, 4.0 / 12),
+              1e-15);
+  EXPECT_DOUBLE_EQ(look_alpha(plan, 13, 0.05), 0);  // past the plan: nothing
+  EXPECT_THROW(look_alpha(SequentialPlan{}, 3, 0.05), std::invalid_argument);
 }
 
 TEST(RunsToDecide, EnoughForTheIntervalToLeaveOneOutOrToFitInsideTheThreshold) {

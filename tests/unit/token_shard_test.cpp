@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/run/token_shard.h"
+#include "harness/run/train/token_shard.h"
 
 namespace twinbench {
 namespace {

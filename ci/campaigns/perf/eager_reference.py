@@ -6,7 +6,7 @@ Same architecture as models/ (RMSNorm, rotate-half RoPE, grouped-query causal
 attention, SwiGLU MLP, untied logits head, mean token cross-entropy), the same
 parameter count as `twinbench plan`, AdamW (betas 0.9/0.95, eps 1e-8, weight
 decay 0.1 on matrices and the embedding) and global-norm clipping at 1.0 as in
-harness/run/trainer.cpp. Nothing clever: nn.Module, nn.Linear, torch.optim.AdamW.
+harness/run/train/trainer.cpp. Nothing clever: nn.Module, nn.Linear, torch.optim.AdamW.
 
 Run with Debian's python3-torch (/usr/bin/python3: LibTorch 1.13, same BLAS):
     /usr/bin/python3 ci/campaigns/perf/eager_reference.py --steps 8 --threads 2

@@ -12,9 +12,15 @@ ran back to back), summarised as their geometric mean with a 95% t-interval on
 the log ratios: the round, not the step, is the unit of replication.
 
     ci/campaigns/perf/table.py OUT ROUNDS "8x256 4x128" "fp32" "default" "functional module eager compiled"
+
+With $RESULTS naming a results file (perf.sh: docs/results/perf.md), each table
+is also written there as a markdown block named <env>-<shape>-<dtype>
+(ci/campaign_results.py, stamped with $RESULTS_COMMAND), which
+docs/performance.md quotes.
 """
 import json
 import math
+import os
 import sqlite3
 import statistics
 import sys
@@ -83,18 +89,34 @@ def main():
                       f"(median; ratios of tokens/s: geometric mean [95% interval] of the per-round ratios)")
                 header = f"{'':<13} {'tok/s':>7} {'step s':>7} {'TFLOP/s':>8} {'% peak':>7} {'1st step s':>10}"
                 print(header + "".join(f"  {'vs ' + a:<20}" for a in anchors))
+                md = ["| implementation | tok/s | step s | TFLOP/s | % peak | first step s" +
+                      "".join(f" | vs {a}" for a in anchors) + " |", "|---|---:|---:|---:|---:|---:|" + "---|" * len(anchors)]
                 for i in impls:
                     share = [per_token * t / p[dt]["peak_tflops"] for t, p in zip(tps[i], peaks)]
                     line = (f"{i:<13} {med(tps[i]):>7.0f} {med(step[i]):>7.3f} {per_token * med(tps[i]):>8.4f} "
                             f"{100 * med(share):>6.1f}% {med(first[i]):>10.2f}")
+                    cells = [i, f"{med(tps[i]):.0f}", f"{med(step[i]):.3f}", f"{per_token * med(tps[i]):.4f}",
+                             f"{100 * med(share):.1f}%", f"{med(first[i]):.2f}"]
                     for a in anchors:
                         vs = "1.00x" if i == a else show(*ratio_interval([x / y for x, y in zip(tps[i], tps[a])]))
                         line += f"  {vs:<20}"
+                        cells.append(vs)
                     print(line)
+                    md.append("| " + " | ".join(cells) + " |")
+                note = (f"{one['case']} ({batch} x {seq}), {dt}, {e} environment, {rounds} rounds: medians; ratios of "
+                        f"tokens/s: geometric mean [95% interval] of the per-round ratios. Calibrated {dt} peak: "
+                        f"median {med([p[dt]['peak_tflops'] for p in peaks]):.3f} TFLOP/s.")
                 if "functional" in impls and "module" in impls:
                     r, ci = ratio_interval([m / f for m, f in zip(step["module"], step["functional"])])
                     ci_text = "" if ci is None else f" [{100 * (ci[0] - 1):+.1f}%, {100 * (ci[1] - 1):+.1f}%]"
                     print(f"module vs functional step time: {100 * (r - 1):+.1f}%{ci_text}")
+                    note += f" module vs functional step time: {100 * (r - 1):+.1f}%{ci_text}."
+                if os.environ.get("RESULTS"):
+                    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+                    import campaign_results  # ci/campaign_results.py
+                    campaign_results.write(os.environ["RESULTS"], f"{e}-{shape}-{dt}",
+                                           os.environ.get("RESULTS_COMMAND", "ci/campaigns/perf.sh"), "\n".join(md),
+                                           note)
 
 
 def load_all(path):

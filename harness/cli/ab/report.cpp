@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "harness/compare/comparison.h"
+#include "reports/hook_marks.h"
 #include "reports/why_section.h"
 
 namespace twinbench::ab {
@@ -30,12 +31,17 @@ nlohmann::ordered_json opt(const std::optional<double>& v) {
 
 std::string format_table(const AbResult& r) {
   std::string out;
-  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g} over {} look{} ({:.4g}% intervals)\n",
+  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g}, {} look{} ({:.4g}% intervals)\n",
                      r.case_label, r.variant, r.rounds.size(), order_text(r), r.stopped_because, r.alpha, r.looks,
                      r.looks == 1 ? "" : "s", 100 * r.confidence);
+  out += fmt::format("  intervals: {}\n", r.levels);
+  if (!r.what_decides.empty()) out += fmt::format("  undecided: {}\n", r.what_decides);
   out += fmt::format("  A = {}  commit {}  label {}\n", r.a.binary, r.commit_a, r.label_a);
   out += fmt::format("  B = {}  commit {}  label {}\n", r.b.binary, r.commit_b, r.label_b);
-  out += fmt::format("  stored in {} under group {}\n\n", r.db, r.group_id);
+  out += fmt::format("  stored in {} under group {}\n", r.db, r.group_id);
+  if (const auto hooks = reports::hooks_text({{"A", r.test_hooks_a}, {"B", r.test_hooks_b}}); !hooks.empty())
+    out += "  ! " + hooks + "\n";
+  out += "\n";
 
   std::vector<std::array<std::string, 6>> rows = {{"metric", "A (median)", "B (median)", "B/A - 1 [CI]", "verdict", "why"}};
   for (const auto& m : r.metrics) {
@@ -76,6 +82,9 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   j["alpha"] = r.alpha;
   j["confidence"] = r.confidence;
   j["looks"] = r.looks;
+  j["plan"] = r.plan.looks;
+  j["levels"] = r.levels;
+  if (!r.what_decides.empty()) j["what_decides"] = r.what_decides;
   j["stopped_because"] = r.stopped_because;
   j["seconds"] = r.seconds;
   j["duet"] = r.duet;
@@ -84,6 +93,8 @@ nlohmann::ordered_json to_json(const AbResult& r) {
        {std::tuple{"a", &r.a, &r.commit_a, &r.label_a}, std::tuple{"b", &r.b, &r.commit_b, &r.label_b}}) {
     j[key] = {{"path", build->given}, {"binary", build->binary}, {"commit", *commit}, {"label", *label}};
   }
+  j["a"]["test_hooks"] = r.test_hooks_a;  // "" for real runs
+  j["b"]["test_hooks"] = r.test_hooks_b;
   nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
   for (const Round& round : r.rounds)
     rounds.push_back({{"round", round.index + 1}, {"order", r.duet ? "duet" : round.a_first ? "AB" : "BA"}, {"run_a", round.run_a},

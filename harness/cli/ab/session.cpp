@@ -46,11 +46,12 @@ std::optional<double> stored_metric(const std::string& db, const std::string& ru
 // One round's run of one build: `BIN run ... --json` into the side's own store.
 // `cpu` >= 0 (duet): pinned to that CPU with one intra-op thread.
 // The run records the round as its repeat index (so the store pairs A's and B's
-// runs of a round) and, in its provenance, the looks the session allows itself
-// (TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session pay for them too.
+// runs of a round) and, in its provenance, the looks the session plans
+// (TWINBENCH_SEQUENTIAL_PLAN, and their count for builds that know only
+// TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session judge them as it did.
 SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
-                 const TempDir& scratch, size_t round, size_t looks, const std::string& look_metric,
-                 int cpu = -1, bool profile = false) {
+                 const TempDir& scratch, size_t round, const stats::SequentialPlan& plan,
+                 const std::string& look_metric, int cpu = -1, bool profile = false) {
   std::vector<std::string> argv = {build.binary, "run"};
   if (profile) argv.push_back("--profile-run");  // a profiled run (docs/verdicts.md §15), never judged
   argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
@@ -61,7 +62,9 @@ SideRun run_side(const Build& build, const Workload& w, const std::string& label
     argv.push_back(a);
   argv.insert(argv.end(), w.overrides.begin(), w.overrides.end());
   const std::string stem = scratch.file(fmt::format("{}round{}-{}", profile ? "why-" : "", round, build.side));
-  std::vector<std::pair<std::string, std::string>> env = {{"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(looks)}};
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(plan.looks.size())},
+      {"TWINBENCH_SEQUENTIAL_PLAN", compare::plan_text(plan)}};
   if (cpu >= 0) env.emplace_back("TWINBENCH_THREADS", "1");
   const ProcessResult p = run_process(argv, stem, env, cpu);
   const std::string who =
@@ -125,8 +128,8 @@ std::string run_profiled_rounds(const Build& a, const Build& b, const Workload& 
       const bool a_first = order() % 2 == 0;
       for (const bool side_a : {a_first, !a_first}) {
         // Pinned like the timed rounds of a duet session would be is not needed: profiled runs are never judged.
-        const SideRun r = run_side(side_a ? a : b, w, side_a ? o.label_a : o.label_b, group, scratch, k, 1,
-                                   "step_time_median_s", -1, /*profile=*/true);
+        const SideRun r = run_side(side_a ? a : b, w, side_a ? o.label_a : o.label_b, group, scratch, k,
+                                   stats::SequentialPlan{{1}}, "step_time_median_s", -1, /*profile=*/true);
         log << fmt::format("ab: why: profiled round {} {}: {} s/step\n", k + 1, side_a ? "A" : "B",
                            r.median_step_s ? fmt::format("{:.5f}", *r.median_step_s) : "-");
       }
@@ -164,29 +167,34 @@ std::string commit_of(const compare::RunView& v) {
   return v.run.git_commit.substr(0, 12) + (dirty ? "-dirty" : "");
 }
 
-}  // namespace
+// The metric the looks judge, with the threshold the session's analysis will
+// use: the case's [thresholds] as side B's first run stored its config, the
+// command line's on top.
+metrics::Metric stored_look_metric(const AbOptions& o, const TempDir& scratch, const std::string& run_b) {
+  compare::RunView b;
+  if (auto stored = store::Store(scratch.file("B.db")).run(run_b)) b.run = std::move(*stored);
+  return compare::look_metric_of_run(o.look_metric, b, o.thresholds);
+}
 
-AbResult run_ab(const AbOptions& o, std::ostream& log) {
-  // Everything that can be checked without running anything, first.
+// Everything about a session that can be checked without running anything;
+// the metric the looks judge (unknown threshold names, or looks at a metric
+// that is not a time: std::invalid_argument).
+metrics::Metric checked_look_metric(const AbOptions& o) {
   if (!(o.alpha > 0 && o.alpha < 0.5)) throw std::invalid_argument(fmt::format("--alpha {} must be in (0, 0.5)", o.alpha));
   if (o.rounds == 1)
     throw AbError(Stop::kBadInput, "--rounds 1 is too few: one pair of runs cannot show its own noise (at least 2)");
   if (o.rounds == 0 && o.max_rounds < 3)
     throw AbError(Stop::kBadInput, fmt::format("--max-rounds {} is too few: a sequential session needs at least 3", o.max_rounds));
   if (!(o.budget_s > 0)) throw std::invalid_argument(fmt::format("--budget {} must be positive", o.budget_s));
-  const auto specs = metrics::with_thresholds(metrics::shown_in(metrics::kVerdict), o.thresholds);  // unknown metric: std::invalid_argument
   if (o.case_name.empty() == o.preset.empty())
     throw ConfigError("command line", "--case/--preset", "give exactly one of --case NAME or --preset P");
   if (o.label_a == o.label_b)
     throw std::invalid_argument(fmt::format("--label-a and --label-b are both '{}': the sides must differ", o.label_a));
-  const metrics::Metric* step_time = nullptr;  // the looks' metric
-  for (const auto& m : specs)
-    if (m.name == o.look_metric) step_time = &m;
-  if (step_time == nullptr || step_time->judge != metrics::Judge::kTime)
-    throw std::invalid_argument(fmt::format("ab: the sequential looks judge a timing metric, not '{}'", o.look_metric));
-  const std::string look_name = o.look_metric == "step_time_median_s" ? "step time" : step_time->label;
+  return compare::look_metric(o.look_metric, {}, o.thresholds);
+}
 
-  const Workload w = ab_workload(o);
+// The session's builds, probed: each must run the workload before any round starts.
+AbResult probed_builds(const AbOptions& o, const Workload& w, const TempDir& scratch, std::ostream& log) {
   AbResult res;
   res.a = resolve_build("A", "--a", o.a);
   res.b = resolve_build("B", "--b", o.b);
@@ -196,32 +204,98 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   res.alpha = o.alpha;
   res.duet = o.duet;
   res.db = o.db;
-
-  std::optional<TempDir> scratch_dir;
-  try {
-    scratch_dir.emplace("twinbench-ab");  // the children's stores and output
-  } catch (const std::runtime_error& e) {
-    throw AbError(Stop::kFailure, e.what());
-  }
-  TempDir& scratch = *scratch_dir;
   for (const Build* b : {&res.a, &res.b}) {
     log << fmt::format("ab: probing build {}: {}\n", b->side, b->binary);
     probe_build(*b, w, scratch.path().string());
   }
+  return res;
+}
+
+// The children's stores and output.
+TempDir scratch_dir() {
+  try {
+    return TempDir("twinbench-ab");
+  } catch (const std::runtime_error& e) {
+    throw AbError(Stop::kFailure, e.what());
+  }
+}
+
+// The session compared from the store, as the reports read it (the session's
+// analysis, harness/compare, at the levels its looks spent), and its why:
+// profiled rounds after a decisive session (or always), then the analysis
+// again with them; a why that cannot be made is a note, not a failure.
+void compare_session(AbResult& res, const AbOptions& o, const Workload& w, std::mt19937_64& order, TempDir& scratch,
+                     std::ostream& log) {
+  const compare::LookSchedule schedule = compare::LookSchedule::spending(res.plan);
+  const store::Store db(o.db);
+  store::RunFilter filter;
+  filter.group_id = res.group_id;
+  std::vector<std::pair<std::string, std::string>> rounds;
+  for (const Round& r : res.rounds) rounds.emplace_back(r.run_a, r.run_b);
+  compare::SessionAnalysis analysis;
+  try {
+    analysis = compare::analyze_session(compare::load_runs(db, filter), rounds, o.label_a, o.label_b, o.thresholds,
+                                        1 - o.alpha, schedule);
+  } catch (const std::invalid_argument& e) {
+    throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
+  }
+  // The why: profiled rounds after a decisive session (or always), then the
+  // analysis again with them; a why that cannot be made is a note, not a failure.
+  std::string why_note;
+  if (o.why_runs > 0 && (o.why_always || compare::wants_why(analysis.comparison))) {
+    log << fmt::format("ab: why: {} profiled round{} of each build, stored apart from the timed rounds\n", o.why_runs,
+                       o.why_runs == 1 ? "" : "s");
+    try {
+      why_note = run_profiled_rounds(res.a, res.b, w, o, res.group_id, o.why_runs, order, scratch, log);
+    } catch (const AbError& e) {
+      merge_sides(scratch, o.db);
+      throw AbError(e.kind(), fmt::format("{} (the timed rounds are stored in {} under group {})", e.what(), o.db,
+                                          res.group_id));
+    }
+    merge_sides(scratch, o.db);
+    auto runs = compare::load_runs(db, filter);
+    auto profiles = compare::load_profile_runs(db, runs);
+    analysis = compare::analyze_session(std::move(runs), rounds, o.label_a, o.label_b, o.thresholds, 1 - o.alpha,
+                                        schedule, std::move(profiles));
+  }
+  res.case_label = analysis.comparison.case_name;
+  res.commit_a = commit_of(*analysis.comparison.runs_a.front());
+  res.commit_b = commit_of(*analysis.comparison.runs_b.front());
+  res.test_hooks_a = analysis.comparison.test_hooks_a;
+  res.test_hooks_b = analysis.comparison.test_hooks_b;
+  res.confidence = analysis.confidence;
+  res.levels = analysis.comparison.levels;
+  res.metrics = std::move(analysis.metrics);
+  res.worst = analysis.comparison.worst;
+  res.profiles = std::move(analysis.profiles);  // the explanation points into these
+  res.why = std::move(analysis.why);
+  if (res.why && !why_note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + why_note;
+}
+
+
+}  // namespace
+
+stats::SequentialPlan session_plan(size_t rounds, size_t max_rounds) {
+  return rounds > 0 ? stats::SequentialPlan{{rounds}} : stats::default_plan(max_rounds);
+}
+
+AbResult run_ab(const AbOptions& o, std::ostream& log) {
+  const metrics::Metric look_spec = checked_look_metric(o);
+  const std::string look_name = o.look_metric == compare::kPrimaryTest ? "step time" : look_spec.label;
+  const Workload w = ab_workload(o);
+  TempDir scratch = scratch_dir();
+  AbResult res = probed_builds(o, w, scratch, log);
 
   install_interrupt_handlers();
   res.group_id = o.group_id.empty() ? store::new_uuid() : o.group_id;
   const auto merge = [&] { merge_sides(scratch, o.db); };
-  // Sequential (docs/verdicts.md): look at the step-time ratio after the plan's
-  // pair counts and stop once it is decisive; the false-alarm rate holds over
-  // every look because each interval pays for all of them (Bonferroni).
+  // Sequential (docs/verdicts.md §5): look at the step-time ratio at the plan's
+  // pair counts, each look at the level error spending releases there, and stop
+  // once it is decisive (compare/sequential.h).
   const bool sequential = o.rounds == 0;
-  const stats::SequentialPlan plan = sequential ? stats::default_plan(o.max_rounds) : stats::SequentialPlan{{o.rounds}};
-  res.looks = plan.looks.size();
-  // One comparison, looked at up to res.looks times: the session's false-alarm family.
-  const compare::Family family = compare::family_of(1 - o.alpha, 1, res.looks);
-  res.confidence = family.per_test_confidence();
-  stats::Sequential looks(plan, o.budget_s);
+  res.plan = session_plan(o.rounds, o.max_rounds);
+  res.looks = res.plan.looks.size();
+  compare::SequentialTest looks(res.plan, look_spec, o.budget_s);
   const size_t max_rounds = looks.max_pairs();
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::vector<stats::RunPair> pairs;  // per-round median step times, for the looks
@@ -246,10 +320,10 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
         // (measured here: A/A duet pinned the same way every round read +0.7% [+0.1%, +1.3%]).
         const int cpu_a = round.a_first ? 0 : 1, cpu_b = 1 - cpu_a;
         auto b_run = std::async(std::launch::async,
-                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, res.looks, o.look_metric, cpu_b); });
+                                [&] { return run_side(res.b, w, o.label_b, res.group_id, scratch, i, res.plan, o.look_metric, cpu_b); });
         std::optional<SideRun> a_run;
         try {
-          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, res.looks, o.look_metric, cpu_a);
+          a_run = run_side(res.a, w, o.label_a, res.group_id, scratch, i, res.plan, o.look_metric, cpu_a);
         } catch (...) {
           b_run.wait();
           throw;
@@ -260,27 +334,29 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       } else {
         for (const bool side_a : {round.a_first, !round.a_first})
           record(side_a, run_side(side_a ? res.a : res.b, w, side_a ? o.label_a : o.label_b, res.group_id, scratch, i,
-                                          res.looks, o.look_metric));
+                                          res.plan, o.look_metric));
       }
       res.rounds.push_back(round);
       pairs.push_back(pair);
+      // The threshold the session's analysis will judge with: the case's as its runs stored it.
+      if (i == 0) looks = compare::SequentialTest(res.plan, stored_look_metric(o, scratch, round.run_b), o.budget_s);
       // Out of budget before the next round (which costs about what the last ones did): one last look.
       if (!sequential || !looks.look_now(pairs.size(), elapsed())) continue;
-      const auto e = stats::estimate_paired(pairs, res.confidence);
-      const auto outcome = stats::decide(e, step_time->rel_threshold,
-                                         step_time->direction == metrics::Direction::kHigherIsBetter);
-      const auto stop = looks.after_look(outcome);
-      log << fmt::format("ab: look {}/{} after {} rounds: {} {} -> {}\n", looks.looks_taken(), looks.planned_looks(),
-                         pairs.size(), look_name, stats::format_change(e), stats::to_string(outcome));
-      if (stop == stats::Sequential::Stop::kDecisive) {
+      const compare::Look look = looks.look(pairs, o.alpha);
+      const auto stop = looks.after_look(look);
+      log << fmt::format("ab: look {}/{} after {} rounds: {} {} at {:.4g}% -> {}\n", looks.looks_taken(),
+                         looks.planned_looks(), pairs.size(), look_name, stats::format_change(look.estimate),
+                         100 * look.confidence, stats::to_string(look.outcome));
+      res.what_decides = look.what_decides(max_rounds);
+      if (stop == compare::SequentialTest::Stop::kDecisive) {
         res.stopped_because = fmt::format("decisive after {} rounds", pairs.size());
         break;
       }
-      if (stop == stats::Sequential::Stop::kBudget) {
+      if (stop == compare::SequentialTest::Stop::kBudget) {
         res.stopped_because = fmt::format("budget of {:g} s spent after {} rounds", o.budget_s, pairs.size());
         break;
       }
-      if (stop == stats::Sequential::Stop::kMaximum) break;
+      if (stop == compare::SequentialTest::Stop::kMaximum) break;
     }
     if (res.stopped_because.empty())
       res.stopped_because = sequential ? fmt::format("maximum of {} rounds", max_rounds) : "fixed rounds";
@@ -297,46 +373,7 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   merge();
   res.seconds = elapsed();
 
-  // Compare from the store, as the reports read it: the session's analysis (harness/compare).
-  const store::Store db(o.db);
-  store::RunFilter filter;
-  filter.group_id = res.group_id;
-  std::vector<std::pair<std::string, std::string>> rounds;
-  for (const Round& r : res.rounds) rounds.emplace_back(r.run_a, r.run_b);
-  compare::SessionAnalysis analysis;
-  try {
-    analysis = compare::analyze_session(compare::load_runs(db, filter), rounds, o.label_a, o.label_b, o.thresholds,
-                                        family);
-  } catch (const std::invalid_argument& e) {
-    throw AbError(Stop::kFailure, fmt::format("{}: {} after the merge", o.db, e.what()));
-  }
-  // The why: profiled rounds after a decisive session (or always), then the
-  // analysis again with them; a why that cannot be made is a note, not a failure.
-  std::string why_note;
-  if (o.why_runs > 0 && (o.why_always || compare::wants_why(analysis.comparison))) {
-    log << fmt::format("ab: why: {} profiled round{} of each build, stored apart from the timed rounds\n", o.why_runs,
-                       o.why_runs == 1 ? "" : "s");
-    try {
-      why_note = run_profiled_rounds(res.a, res.b, w, o, res.group_id, o.why_runs, order, scratch, log);
-    } catch (const AbError& e) {
-      merge();
-      throw AbError(e.kind(), fmt::format("{} (the timed rounds are stored in {} under group {})", e.what(), o.db,
-                                          res.group_id));
-    }
-    merge();
-    auto runs = compare::load_runs(db, filter);
-    auto profiles = compare::load_profile_runs(db, runs);
-    analysis = compare::analyze_session(std::move(runs), rounds, o.label_a, o.label_b, o.thresholds, family,
-                                        std::move(profiles));
-  }
-  res.case_label = analysis.comparison.case_name;
-  res.commit_a = commit_of(*analysis.comparison.runs_a.front());
-  res.commit_b = commit_of(*analysis.comparison.runs_b.front());
-  res.metrics = std::move(analysis.metrics);
-  res.worst = analysis.comparison.worst;
-  res.profiles = std::move(analysis.profiles);  // the explanation points into these
-  res.why = std::move(analysis.why);
-  if (res.why && !why_note.empty()) res.why->note += (res.why->note.empty() ? "" : " ") + why_note;
+  compare_session(res, o, w, order, scratch, log);
   return res;
 }
 

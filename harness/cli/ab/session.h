@@ -15,6 +15,7 @@
 #include "harness/cli/ab/build.h"
 #include "harness/compare/session_analysis.h"
 #include "harness/stats/interval.h"
+#include "harness/stats/sequential.h"
 #include "harness/store/store.h"
 
 namespace twinbench::ab {
@@ -34,7 +35,7 @@ struct AbOptions {
   size_t rounds = 0;
   size_t max_rounds = stats::kDefaultMaxPairs;
   double budget_s = kDefaultBudgetSeconds;
-  double alpha = 0.05;  // false-alarm rate of the whole session (all metrics, all looks)
+  double alpha = 0.05;  // false-alarm rate of the session's step time over all its looks (and of its other times)
   uint64_t seed = 0;    // order of each round (AB or BA); 0 = from the clock
   bool duet = false;    // run A and B of a round at the same time, pinned one per core, one thread each
   std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
@@ -65,11 +66,15 @@ struct AbResult {
   Build a, b;
   std::string commit_a, commit_b;  // git commit (+ "-dirty") each build recorded
   std::string label_a, label_b;
+  std::string test_hooks_a, test_hooks_b;  // each side's planted-cause test hooks (compare/run_view.h), "" if none
   std::string case_label, variant, group_id, db;
   double alpha = 0.05;
-  double confidence = 0.95;  // of each interval: 1 - alpha / (timing tests x looks)
-  size_t looks = 1;          // looks the session allowed itself (sequential)
+  double confidence = 0.95;  // of the step time's interval: 1 - what the last look spent of alpha
+  size_t looks = 1;          // looks the session planned (sequential)
+  stats::SequentialPlan plan;  // the pair counts it looks at (session_plan)
   std::string stopped_because;  // "decisive after N rounds", "budget spent", "maximum rounds", "fixed rounds"
+  std::string what_decides;     // after an undecided last look: what more pairs would do (compare::Look)
+  std::string levels;           // each timing interval's level and why (compare::Comparison::levels)
   double seconds = 0;
   bool duet = false;
   std::vector<Round> rounds;
@@ -78,6 +83,10 @@ struct AbResult {
   std::vector<compare::RunView> profiles;  // the profiled rounds' runs
   std::optional<compare::Explanation> why;  // their explanation (compare/explain_analysis.h)
 };
+
+// The pair counts a session looks at: `rounds` > 0 (fixed) looks once at that
+// many; 0 (sequential) looks at stats::default_plan(max_rounds).
+stats::SequentialPlan session_plan(size_t rounds, size_t max_rounds);
 
 // Runs the session; progress lines go to `log`. Throws AbError: kBadInput for a
 // refusal (a build that cannot run the workload, too few rounds, a side whose

@@ -146,7 +146,7 @@ class Bisector {
   std::optional<store::Store> db_;
   std::optional<Trees> trees_;
   std::string case_file_, case_name_, key_;
-  size_t looks_ = 1;
+  compare::LookSchedule schedule_;  // what each probe's `ab` session looks with
   size_t sessions_ = 0;  // sessions run now, for their seeds
   std::map<size_t, TreeBuild> builds_;  // the ends' builds, kept for every session
   std::optional<double> fixed_;                      // --threshold for the judged metric
@@ -159,7 +159,7 @@ Probe Bisector::judge(size_t index, size_t reference, const std::string& group,
   filter.group_id = group;
   const bool against_bad = reference != 0;
   const auto j = compare::judge_session(compare::load_runs(*db_, filter), label_of(history_[reference].sha),
-                                        label_of(history_[index].sha), *metric_, threshold, o_.alpha, looks_);
+                                        label_of(history_[index].sha), *metric_, threshold, o_.alpha, schedule_);
   Probe p;
   p.index = index;
   p.against_bad = against_bad;
@@ -172,6 +172,17 @@ Probe Bisector::judge(size_t index, size_t reference, const std::string& group,
   p.threshold = j.threshold;
   p.confidence = j.confidence;
   p.rounds = j.rounds;
+  for (const auto& [label, hooks] : {std::pair{label_of(history_[reference].sha), j.test_hooks_good},
+                                     std::pair{label_of(history_[index].sha), j.test_hooks_probe}})
+    if (!hooks.empty()) p.test_hooks += (p.test_hooks.empty() ? "" : "; ") + label + ": " + hooks;
+  // The good end's runs made with a planted-cause test hook are never a baseline.
+  if (!against_bad && !j.test_hooks_good.empty()) {
+    p.cls = ProbeClass::kSkipped;
+    p.verdict = compare::Verdict::kNotComparable;
+    p.change.clear();
+    p.explanation = fmt::format("the good end's runs were made with test hooks ({}): never a baseline",
+                                j.test_hooks_good);
+  }
   return p;
 }
 
@@ -317,7 +328,7 @@ compare::BisectResult Bisector::run() {
   metrics::check_thresholds(config);
   logs::check_external_formats(config.externals);
   case_name_ = config.case_name;
-  looks_ = metric_->deterministic() ? 1 : stats::default_plan(o_.max_rounds).looks.size();
+  schedule_ = compare::LookSchedule::spending(ab::session_plan(metric_->deterministic() ? 2 : 0, o_.max_rounds));
 
   const Repo repo = open_repo(o_.repo);
   const std::string good = resolve_commit(repo, o_.good, "--good"), bad = resolve_commit(repo, o_.bad, "--bad");

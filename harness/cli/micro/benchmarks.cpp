@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/run/batches.h"
+#include "harness/run/train/batches.h"
 #include "harness/base/config.h"
 #include "harness/run/optim/optimizer.h"
 #include "models/cost.h"

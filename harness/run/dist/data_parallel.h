@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/run/dist/world.h"
-#include "harness/run/trainer.h"
+#include "harness/run/train/trainer.h"
 
 namespace twinbench::dist {
 

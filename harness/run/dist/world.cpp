@@ -1,24 +1,20 @@
-// c10d process groups behind World (see world.h).
-//
-// Debian's LibTorch is built with Gloo, but its headers only declare
-// ProcessGroupGloo when USE_C10D_GLOO is defined; define it here, in the one
-// translation unit that needs it, so nothing else depends on c10d.
-#ifndef USE_C10D_GLOO
-#define USE_C10D_GLOO
-#endif
+// c10d process groups behind World (see world.h). Which backend, and how its
+// process group is made, is the device runtime's (DeviceRuntime::process_group):
+// this file only holds the rendezvous and runs collectives on what it gets.
 #include "harness/run/dist/world.h"
 #include "models/device/runtime.h"
 #include "models/torch_compat.h"
 
 #include <fmt/format.h>
 
-#include <cctype>
+#include <cstdlib>
+#include <future>
 
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include "harness/base/interrupt.h"
+#include "harness/run/dist/launcher.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#if defined(TWINBENCH_WITH_CUDA) && defined(USE_C10D_NCCL)
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#endif
 
 namespace twinbench::dist {
 
@@ -30,21 +26,6 @@ bool contains(const std::string& text, const char* needle) { return text.find(ne
 std::string brief(const std::exception& e) {
   if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
   return e.what();
-}
-
-std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
-  // $TWINBENCH_GLOO_IFNAME picks the interface on multi-homed nodes.
-  if (const char* ifname = std::getenv("TWINBENCH_GLOO_IFNAME"); ifname && *ifname)
-    return ::c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
-  if (master_addr == "localhost" || master_addr.rfind("127.", 0) == 0)
-    return ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
-  return ::c10d::ProcessGroupGloo::createDefaultDevice();
-}
-
-// "nccl" -> "NCCL": a backend as its users write it.
-std::string backend_label(std::string backend) {
-  for (char& c : backend) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return backend;
 }
 
 PeerError peer_error(const char* what, const std::exception& e) {
@@ -127,26 +108,11 @@ World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>(
                                   where, o.timeout.count(), o.size, o.rank));
     throw RendezvousError(fmt::format("rendezvous at {} failed: {}", where, message));
   }
-  // The device kind's backend (DeviceRuntime::collectives): Gloo on the CPU, NCCL on CUDA.
+  // The device kind's collectives (DeviceRuntime::process_group): Gloo on the CPU, NCCL on CUDA.
   const device::DeviceRuntime& runtime = device::runtime_for(o.device);
-  const std::string backend = runtime.collectives().backend;
   try {
-#if defined(TWINBENCH_WITH_CUDA) && defined(USE_C10D_NCCL)
-    if (backend == "nccl") {
-      auto nccl = c10::make_intrusive<::c10d::ProcessGroupNCCL::Options>();
-      nccl->timeout = timeout;
-      impl_->group = c10::make_intrusive<::c10d::ProcessGroupNCCL>(impl_->store, o.rank, o.size, nccl);
-      backend_ = "nccl";
-      return;
-    }
-#endif
-    if (backend != "gloo")
-      throw std::invalid_argument(fmt::format("data-parallel on {} needs a LibTorch built with {}", runtime.label(),
-                                              backend_label(backend)));
-    auto gloo = ::c10d::ProcessGroupGloo::Options::create(timeout);
-    gloo->devices.push_back(gloo_device(o.master_addr));
-    impl_->group = c10::make_intrusive<::c10d::ProcessGroupGloo>(impl_->store, o.rank, o.size, gloo);
-    backend_ = "gloo";
+    impl_->group = runtime.process_group(impl_->store, device::GroupOptions{o.rank, o.size, timeout, o.master_addr});
+    backend_ = runtime.collectives().backend;
   } catch (const std::invalid_argument&) {
     throw;
   } catch (const std::exception& e) {
@@ -211,6 +177,20 @@ std::vector<double> World::gather(double value) {
   host = slots[0].cpu();
   const auto* data = host.data_ptr<double>();
   return {data, data + size()};
+}
+
+std::unique_ptr<World> join_world(const WorldOptions& w) {
+  // Silent: the launcher reports the stop once, not once per rank.
+  const auto interrupted = [] { std::_Exit(kInterruptedExitCode); };
+  auto joining = std::async(std::launch::async, [w] { return std::make_unique<World>(w); });
+  while (joining.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+    if (stop_requested()) interrupted();
+  try {
+    return joining.get();
+  } catch (const std::exception&) {
+    if (stop_requested()) interrupted();
+    throw;
+  }
 }
 
 }  // namespace twinbench::dist

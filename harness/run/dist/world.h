@@ -87,4 +87,14 @@ class World {
   std::unique_ptr<Impl> impl_;
 };
 
+// Joins the job's world (one worker's side of a launch, launcher.h) on a helper
+// thread while this one watches for a stop request: a rendezvous can wait
+// minutes for missing ranks, and a signal only interrupts the system call of
+// whichever thread it lands on. A stop during the rendezvous is the user's,
+// not a failed rendezvous: the worker exits at once with kInterruptedExitCode
+// (nothing of its own is stored yet; its launcher stores the run as
+// interrupted) — _Exit, since the joining thread cannot be cancelled and must
+// not meet static destructors.
+std::unique_ptr<World> join_world(const WorldOptions& options);
+
 }  // namespace twinbench::dist

@@ -1,0 +1,36 @@
+// The case runner: for each case x variant x repeat it decides whether the run can
+// happen here (or records why not) and hands it to an executor (executor.h),
+// which trains it and writes everything to the store. It produces records;
+// reporters format them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/base/config.h"
+#include "harness/run/exec/executor.h"
+
+namespace twinbench {
+
+// Why this case cannot run on `device`, or "" when it can: memory. On a GPU the
+// plan's estimate must fit the device; on the CPU `processes` launched on this
+// host each need the estimate plus a process's runtime, and together they must
+// fit the host's RAM (one process: the estimate alone, as `twinbench plan` says).
+// (A case's requires.device is settled before, by choose_device.)
+std::string skip_reason(const RunConfig& config, int processes = 1, const torch::Device& device = torch::kCPU);
+
+// Runs every config with every variant `repeats` times (in that nesting), stopping
+// early when a stop is requested (the interrupted run is stored as such).
+std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
+                                const RunnerOptions& options);
+
+// One run of `config` with `variant` as repeat `repeat`: skipped with the reason
+// when it cannot run here, else carried out by its executor and stored.
+RunOutcome run_one(const RunConfig& config, const std::string& variant, int repeat, const RunnerOptions& options);
+
+// The "case" label of a config: the case name, or "preset:<name>".
+std::string case_label(const RunConfig& config);
+
+}  // namespace twinbench
