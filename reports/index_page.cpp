@@ -179,7 +179,7 @@ std::string index_json(const compare::IndexAnalysis& a) {
       J changes = J::array(), stopped = J::array();
       for (const auto& [s, c] : compare::change_points_in_order(n))
         if (c->open)
-          changes.push_back({{"case", s->case_name}, {"variant", s->variant}, {"hardware_fingerprint", s->hardware_id},
+          changes.push_back({{"case", s->case_name}, {"variant", s->variant}, {"hardware_fingerprint", s->hardware_fingerprint},
                              {"metric", s->spec.name}, {"night", c->night}, {"commit", c->commit},
                              {"change", c->change}, {"regression", c->regression}, {"fresh", c->fresh}});
       for (const auto& s : n.missing.stopped)

@@ -70,9 +70,8 @@ SessionAnalysis analyze_stored_session(std::vector<RunView> runs, const std::str
   std::stable_sort(b.begin(), b.end(), by_start);
   std::vector<std::pair<std::string, std::string>> rounds;
   for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) rounds.emplace_back(a[k]->run.run_id, b[k]->run.run_id);
-  const size_t looks = std::max<size_t>(1, sequential_looks(runs));
-  return analyze_session(std::move(runs), rounds, label_a, label_b, {}, family_of(confidence, 1, looks),
-                         std::move(profiles));
+  // Judged at the levels its looks spent, as its runs recorded them.
+  return analyze_session(std::move(runs), rounds, label_a, label_b, {}, confidence, std::nullopt, std::move(profiles));
 }
 
 std::vector<std::string> session_labels(const std::vector<RunView>& runs) {

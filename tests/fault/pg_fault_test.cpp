@@ -153,7 +153,7 @@ TEST_F(FaultServer, NewerSchemaIsRefusedUntouched) {
   const Scratch s("newer");
   const Account account(admin_, shared_port(), "newer");
   ASSERT_EQ(twinbench(s.dir(), server_run(account.url(), 3)).code, 0);
-  testing::store_exec(account.url(), "UPDATE schema_version SET version = 99 WHERE version = 6");
+  testing::store_exec(account.url(), "UPDATE schema_version SET version = 99 WHERE version = 7");
   for (const auto& args : std::vector<std::vector<std::string>>{
            server_run(account.url(), 3), {"runs", "--db", account.url()},
            {"report", "pair", "--db", account.url(), "--format", "json"}}) {
@@ -162,7 +162,7 @@ TEST_F(FaultServer, NewerSchemaIsRefusedUntouched) {
     EXPECT_EQ(r.code, 1) << r.err;
     expect_one_line(r, account.shown(account.role) +
                            ": open: the store has schema version 99, but this twinbench knows schema versions up to "
-                           "6; refusing to open it \\(use a newer twinbench or another database\\)");
+                           "7; refusing to open it \\(use a newer twinbench or another database\\)");
   }
   EXPECT_EQ(query_int(account.url(), "SELECT max(version) FROM schema_version"), 99);
   EXPECT_EQ(query_int(account.url(), "SELECT COUNT(*) FROM runs"), 1);
