@@ -153,9 +153,7 @@ std::string alerts_text(const std::vector<Alert>& alerts) {
   return out;
 }
 
-namespace {
-
-nlohmann::ordered_json alert_to_json(const Alert& a) {
+nlohmann::ordered_json alert_json(const Alert& a) {
   const auto opt = [](const std::optional<double>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
@@ -194,8 +192,6 @@ nlohmann::ordered_json alert_to_json(const Alert& a) {
   return j;
 }
 
-}  // namespace
-
 std::string webhook_json(const Alert& a, const AlertMessage& m) {
   nlohmann::ordered_json j;
   j["text"] = m.title + "\n" + m.text;
@@ -204,7 +200,7 @@ std::string webhook_json(const Alert& a, const AlertMessage& m) {
     fields.push_back({{"title", title}, {"value", value}, {"short", title != "Reproduce" && title != "Night"}});
   j["attachments"] = nlohmann::ordered_json::array(
       {{{"fallback", m.title}, {"color", "#d73a49"}, {"title", m.title}, {"title_link", m.link}, {"fields", fields}}});
-  j["twinbench"] = alert_to_json(a);
+  j["twinbench"] = alert_json(a);
   j["twinbench"].erase("details");  // what the message says already; an issue text is long
   j["twinbench"]["link"] = m.link;
   return j.dump();
@@ -212,13 +208,13 @@ std::string webhook_json(const Alert& a, const AlertMessage& m) {
 
 std::string alerts_json(const std::vector<Alert>& alerts) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& a : alerts) list.push_back(alert_to_json(a));
+  for (const auto& a : alerts) list.push_back(alert_json(a));
   return list.dump(2) + "\n";
 }
 
 std::string alert_detail_json(const Alert& a, const std::vector<store::AlertEvent>& events,
                               const std::vector<store::Delivery>& deliveries) {
-  auto j = alert_to_json(a);
+  auto j = alert_json(a);
   j["history"] = nlohmann::ordered_json::array();
   for (const auto& e : events)
     j["history"].push_back({{"at", e.at},

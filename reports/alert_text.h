@@ -8,6 +8,7 @@
 // store and the senders are the command's (cli/).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,9 @@ namespace twinbench::reports {
 // `twinbench alerts`: one line per alert (id, state, kind, night, summary).
 std::string alerts_text(const std::vector<store::Alert>& alerts);
 std::string alerts_json(const std::vector<store::Alert>& alerts);
+// An alert as data: what `alerts --json` lists, the server's API answers and a
+// webhook carries (as "twinbench").
+nlohmann::ordered_json alert_json(const store::Alert& alert);
 // `twinbench alerts show ID`: every field, the history and the deliveries.
 std::string alert_detail_text(const store::Alert& alert, const std::vector<store::AlertEvent>& events,
                               const std::vector<store::Delivery>& deliveries);

@@ -54,42 +54,6 @@ std::string filter_form(const compare::AlertList& l) {
 
 }  // namespace
 
-J alert_json(const store::Alert& a) {
-  const auto opt = [](const std::optional<double>& v) { return v && std::isfinite(*v) ? J(*v) : J(nullptr); };
-  J j;
-  j["id"] = a.id;
-  j["key"] = a.key;
-  j["kind"] = std::string(store::to_string(a.kind));
-  j["state"] = std::string(store::to_string(a.state));
-  j["case"] = a.case_name;
-  j["variant"] = a.variant;
-  j["hardware_fingerprint"] = a.hardware_fingerprint;
-  j["hardware"] = a.hardware;
-  j["metric"] = a.metric;
-  j["night"] = a.night;
-  j["night_before"] = a.night_before;
-  j["commit"] = a.commit;
-  j["commit_before"] = a.commit_before;
-  j["baseline_ref"] = a.baseline_ref;
-  j["candidate_ref"] = a.candidate_ref;
-  j["before"] = opt(a.before);
-  j["after"] = opt(a.after);
-  j["change"] = opt(a.change);
-  j["change_low"] = opt(a.change_low);
-  j["change_high"] = opt(a.change_high);
-  j["p_value"] = opt(a.p_value);
-  j["summary"] = a.summary;
-  j["culprit"] = a.culprit;
-  j["details"] = J::parse(a.details_json, nullptr, /*allow_exceptions=*/false);
-  if (j["details"].is_discarded()) j["details"] = J::object();
-  j["raised_at"] = a.raised_at;
-  j["updated_at"] = a.updated_at;
-  j["state_by"] = a.state_by;
-  j["state_at"] = a.state_at;
-  j["note"] = a.note;
-  return j;
-}
-
 std::string alerts_table_html(const std::vector<store::Alert>& alerts) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& a : alerts)

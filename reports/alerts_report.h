@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/compare/alert_list.h"
+#include "reports/alert_text.h"  // alert_json: an alert as data, one shape everywhere
 #include "reports/report.h"
 
 namespace twinbench::reports {
@@ -48,6 +49,5 @@ class AlertReport : public Report {
 
 // A table of alerts (each linked to its page), for the index and a series page.
 std::string alerts_table_html(const std::vector<store::Alert>& alerts);
-nlohmann::ordered_json alert_json(const store::Alert& alert);
 
 }  // namespace twinbench::reports
