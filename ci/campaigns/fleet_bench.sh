@@ -139,15 +139,6 @@ if [[ -n $v4bin ]]; then
   done
 fi
 
-# The server over each store, after the commands (the writer adds runs).
-if [[ $serve == 1 ]]; then
-  for store in sqlite postgresql; do
-    db=$sqlite
-    [[ $store == postgresql ]] && db=$pg
-    bash ci/campaigns/serve_bench.sh "$db" "$out/serve-$store" "$serve_seconds"
-  done
-fi
-
 sqlite_bytes=$(du -sb "$sqlite" | cut -f1)
 pg_bytes=$(psql -qtA "$pg" -c "SELECT pg_database_size(current_database())")
 pushed_runs=$(psql -qtA "$pg" -c "SELECT count(*) FROM runs")
@@ -166,6 +157,15 @@ if [[ $check == 1 ]]; then
     else echo "fleet_bench.sh: CHECK: the stores differ: ${a#*check-sqlite-}" >&2; status=1; fi
   done
   [[ $status == 0 ]] || exit 1
+fi
+
+# The server over each store, after the commands and the counts above (its writer adds runs).
+if [[ $serve == 1 ]]; then
+  for store in sqlite postgresql; do
+    db=$sqlite
+    [[ $store == postgresql ]] && db=$pg
+    bash ci/campaigns/serve_bench.sh "$db" "$out/serve-$store" "$serve_seconds"
+  done
 fi
 
 python3 - "$out" "$runs" "$steps" "$days" "$sqlite_bytes" "$pg_bytes" "$fill_seconds" "$(git rev-parse HEAD)" \

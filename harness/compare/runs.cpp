@@ -35,6 +35,18 @@ bool newer(const store::RunRecord& a, const store::RunRecord& b) {
   return std::tie(a.started_at, a.stored_order) > std::tie(b.started_at, b.stored_order);
 }
 
+// "2026-11-26" -> "2026-11-27".
+std::string day_after(const std::string& day) {
+  std::tm tm{};
+  tm.tm_year = std::atoi(day.substr(0, 4).c_str()) - 1900;
+  tm.tm_mon = std::atoi(day.substr(5, 2).c_str()) - 1;
+  tm.tm_mday = std::atoi(day.substr(8, 2).c_str()) + 1;
+  const std::time_t t = timegm(&tm);
+  std::tm out{};
+  gmtime_r(&t, &out);
+  return fmt::format("{:04}-{:02}-{:02}", out.tm_year + 1900, out.tm_mon + 1, out.tm_mday);
+}
+
 void oldest_first(std::vector<RunView>& runs) {
   std::sort(runs.begin(), runs.end(), [](const RunView& x, const RunView& y) { return newer(y.run, x.run); });
 }
@@ -139,34 +151,45 @@ NightlyInput load_nightly_runs(const store::Store& db, int days, const std::stri
   for (const auto& [night, groups] : nights)
     for (const auto& s : series) missing[night].insert({s.case_name, s.variant, s.hardware_fingerprint});
   for (size_t per_night = 1;; per_night *= 2) {
-    store::RunFilter f;
-    f.status = RunStatus::completed;
-    if (only) {
-      f.case_name = only->case_name;
-      f.variant = only->variant;
-      f.hardware_fingerprint = only->hardware_fingerprint;
-    }
+    std::vector<std::string> asked;
     std::map<std::string, std::string> night_of;
     for (auto& [night, wanted] : missing) {
       const auto& groups = nights.at(night);
       for (size_t k = 0; k < per_night && !wanted.empty() && next[night] < groups.size(); ++k) {
         const std::string& g = groups[next[night]++]->group_id;
-        f.group_ids.push_back(g);
+        asked.push_back(g);
         night_of[g] = night;
       }
     }
-    if (f.group_ids.empty()) break;
+    if (asked.empty()) break;
     std::map<std::pair<std::string, SeriesKey>, std::vector<store::RunRecord>> found;
-    for (auto& r : db.runs(f)) found[{r.group_id, series_of(r)}].push_back(std::move(r));
+    for (auto& r : db.completed_runs_of_groups(asked, only)) found[{r.group_id, series_of(r)}].push_back(std::move(r));
     // The groups of a night newest first: the first that has a series takes it.
     std::map<std::string, size_t> rank;
-    for (size_t i = 0; i < f.group_ids.size(); ++i) rank[f.group_ids[i]] = i;
+    for (size_t i = 0; i < asked.size(); ++i) rank[asked[i]] = i;
     std::vector<std::pair<std::string, SeriesKey>> order;
     for (const auto& [key, runs] : found) order.push_back(key);
     std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) { return rank[x.first] < rank[y.first]; });
     for (const auto& key : order)
       if (missing[night_of.at(key.first)].erase(key.second))
         for (auto& r : found[key]) chosen.push_back(std::move(r));
+    if (per_night == 1) {
+      // A series its night's newest group did not complete is looked for in
+      // that night's other groups only when it completed a run that night (or
+      // the day after, when a late group's runs may start): a series that
+      // did not run would make every group of the night be read.
+      for (auto& [night, wanted] : missing)
+        for (auto it = wanted.begin(); it != wanted.end();) {
+          store::RunFilter f;
+          f.case_name = std::get<0>(*it);
+          f.variant = std::get<1>(*it);
+          f.hardware_fingerprint = std::get<2>(*it);
+          f.status = RunStatus::completed;
+          f.started_since = night;
+          f.started_before = day_after(day_after(night));
+          it = db.has_runs(f) ? std::next(it) : wanted.erase(it);
+        }
+    }
   }
   // Each case and implementation's newest run (whatever its status): what the
   // missing-data finding says a stopped series does now.

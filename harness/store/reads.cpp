@@ -5,6 +5,7 @@
 // to answer it (schema.cpp; the store suite checks the plans).
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -82,13 +83,9 @@ Conditions conditions_of(const RunFilter& f, std::string_view status) {
     for (const auto& commit : f.commits) list += (list.empty() ? "" : ", ") + c.param(commit);
     c.add(fmt::format("git_commit IN ({})", list));
   }
-  if (!f.group_ids.empty()) {
-    std::string list;
-    for (const auto& g : f.group_ids) list += (list.empty() ? "" : ", ") + c.param(g);
-    c.add(fmt::format("group_id IN ({})", list));
-  }
   if (f.imported) c.add(*f.imported ? "source = 'import'" : "source <> 'import'");
   if (f.started_since) c.add(fmt::format("started_at >= {}", c.param(*f.started_since)));
+  if (f.started_before) c.add(fmt::format("started_at < {}", c.param(*f.started_before)));
   return c;
 }
 
@@ -273,6 +270,47 @@ int64_t Store::count_runs() const {
     q->step();
     return q->int64(0);
   });
+}
+
+std::vector<RunRecord> Store::completed_runs_of_groups(const std::vector<std::string>& groups,
+                                                      const std::optional<Series>& series) const {
+  std::vector<RunRecord> out;
+  // The groups as the leading column of runs_by_group, with no ORDER BY and, for
+  // every series, no status either: SQLite (without statistics) would take an
+  // index that orders, or the status's, over the group's otherwise.
+  const std::string more = series ? " AND case_name = ?{0} AND variant = ?{1} AND hardware_fingerprint = ?{2}"
+                                    " AND status = 'completed'"
+                                  : "";
+  for (size_t first = 0; first < groups.size(); first += kRunsPerMetricRead) {
+    const size_t n = std::min(kRunsPerMetricRead, groups.size() - first);
+    const size_t padded = padded_length(n, kRunsPerMetricRead);
+    const std::string sql =
+        fmt::format("SELECT {} FROM runs WHERE group_id IN ({}){}", kRunSelectColumns, in_list(padded),
+                    fmt::format(fmt::runtime(more), padded + 1, padded + 2, padded + 3));
+    impl_->retrying([&](bool) {
+      auto q = impl_->query(sql, fmt::format("read the completed runs of {} groups", n));
+      for (size_t i = 0; i < padded; ++i) q->bind(static_cast<int>(i + 1), groups[first + std::min(i, n - 1)]);
+      if (series) {
+        q->bind(static_cast<int>(padded + 1), series->case_name);
+        q->bind(static_cast<int>(padded + 2), series->variant);
+        q->bind(static_cast<int>(padded + 3), series->hardware_fingerprint);
+      }
+      std::vector<RunRecord> batch;
+      while (q->step()) {
+        RunRecord r = impl_->read_run(*q);
+        if (r.status == RunStatus::completed) batch.push_back(std::move(r));
+      }
+      // A padded batch reads its last group again.
+      if (padded > n) {
+        std::set<std::string> seen;
+        batch.erase(std::remove_if(batch.begin(), batch.end(),
+                                   [&](const RunRecord& r) { return !seen.insert(r.run_id).second; }),
+                    batch.end());
+      }
+      for (auto& r : batch) out.push_back(std::move(r));
+    });
+  }
+  return out;
 }
 
 std::vector<GroupStart> Store::group_starts(const std::string& since) const {

@@ -59,13 +59,13 @@ struct RunFilter {
   std::optional<RunStatus> status;
   std::optional<int64_t> limit;
   std::optional<std::string> started_since;  // ISO-8601 UTC: runs started at or after it
+  std::optional<std::string> started_before;  // ISO-8601 UTC: runs started before it
   // With case_name and variant: one series (what the index and the nightly
   // trends keep apart).
   std::optional<std::string> hardware_fingerprint;
   std::optional<std::string> git_branch;     // the branch label equals it
   std::optional<std::string> commit_prefix;  // git_commit starts with it
   std::vector<std::string> commits;          // git_commit is one of these (empty: any)
-  std::vector<std::string> group_ids;        // group_id is one of these (empty: any)
   std::optional<std::string> group_prefix;  // group_id starts with it
   std::optional<bool> imported;             // imported from another tool's log (runs.source), or not
   int64_t offset = 0;                       // skip the newest `offset` runs that match (paging)

@@ -215,6 +215,11 @@ class Store {
   // than one case and its runs (`run_groups`, schema v7, kept by triggers).
   // One range of an index, whatever the runs of the groups.
   std::vector<GroupStart> group_starts(const std::string& since) const;
+  // The completed runs of `groups` (of `series` alone, when given), in no
+  // order: what the nightly trends read of each night's newest groups. A
+  // statement per 500 groups, each group a seek of runs_by_group.
+  std::vector<RunRecord> completed_runs_of_groups(const std::vector<std::string>& groups,
+                                                  const std::optional<Series>& series = std::nullopt) const;
   // The newest stored order, how many runs are running, the newest alert
   // and its newest change, as one string that changes whenever a run is
   // stored, started or finished and whenever an alert is raised or changes

@@ -36,7 +36,7 @@ namespace twinbench::serve {
 namespace {
 
 // The index's share of the store: its newest runs for groups and branches.
-constexpr int64_t kIndexNewestRuns = 2000;
+constexpr int64_t kIndexNewestRuns = 500;
 constexpr size_t kIndexGroups = 12, kIndexBranches = 8;
 constexpr int64_t kIndexAlerts = 10;
 
