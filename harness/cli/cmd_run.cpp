@@ -133,7 +133,7 @@ void print_stored(const Invocation& run) {
 int execute(const std::vector<RunConfig>& configs, const ExecOpts& o) {
   InvocationOptions options = o.run;
   options.variants = split_commas(o.variants);
-  options.db = o.no_db ? "" : o.db;
+  if (!o.no_db) options.db = o.db;
   options.progress = !o.no_progress;
   const Invocation run = run_invocation(configs, options, std::cerr);
   if (o.json) {

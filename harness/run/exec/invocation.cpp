@@ -169,8 +169,8 @@ Invocation run_invocation(const std::vector<RunConfig>& configs_in, const Invoca
   runner.master_addr = o.master_addr;
   runner.master_port = o.master_port;
   runner.progress = o.progress;
-  if (!o.db.empty() && (!world || world->rank() == 0)) {  // rank 0 alone writes
-    db.emplace(o.db);
+  if (o.db && (!world || world->rank() == 0)) {  // rank 0 alone writes
+    db.emplace(*o.db);
     // A server lost and back, and what the local spill keeps meanwhile (docs/fleet.md).
     db->set_notice_handler([&log](const std::string& text) { log << "twinbench: " << text << "\n"; });
     const int recovered = db->recover_stale_runs();

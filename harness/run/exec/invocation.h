@@ -23,7 +23,7 @@ struct InvocationOptions {
   std::vector<std::string> variants;  // the implementations, in the order given
   std::string reference;              // the others' reference ("" = the first)
   int repeats = 0;                    // per case and implementation; 0 = the case's measure.repeats
-  std::string db;                     // where runs go ("" = not stored)
+  std::optional<std::string> db;      // where runs go (none: not stored; "" is a location, and refused)
   std::string group;                  // "" = a new uuid
   LabelOverrides labels;
   std::string device = "auto";  // --device (device_choice.h)
