@@ -3,11 +3,15 @@
 # the kit inside a bare Debian root (ci/gpu_kit/bare_root.sh) in which nothing of
 # twinbench's build exists, with only the kit and the venv's pip-installed
 # torch==2.11.0 mounted in (read-only): what a lent GPU machine offers, less the GPU.
-#   bash ci/gpu_kit/rehearse.sh [KIT] [OUT]   (defaults: gpu-kit, gpu-rehearsal)
+#   bash ci/gpu_kit/rehearse.sh [--record] [KIT] [OUT]   (defaults: gpu-kit, gpu-rehearsal)
+# --record: the summary's table of steps goes into docs/results/gpu_kit_rehearsal.md
+# (block `steps`, through ci/campaign_results.py), which docs/gpu.md quotes.
 # Exit: the campaign's (0: every step passed); 77: cannot rehearse here (not root,
 # or no root file system could be made) — a failure where $CI is set.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+record=0
+[[ ${1:-} == --record ]] && { record=1; shift; }
 kit=$(cd "${1:-gpu-kit}" && pwd)
 mkdir -p "${2:-gpu-rehearsal}"
 out=$(cd "${2:-gpu-rehearsal}" && pwd)
@@ -48,4 +52,11 @@ rc=$?
 set -e
 echo "rehearse.sh: campaign exit $rc after $(($(date +%s) - start)) s; results in $out: $(ls "$out" | tr '\n' ' ')" >&2
 [[ -f "$out/summary.md" ]] || { echo "rehearse.sh: no summary.md" >&2; exit 1; }
+if (( record )); then
+  # The summary's "## Steps" table, as the campaign wrote it.
+  awk '/^## Steps/{on=1; next} on && /^## /{exit} on && /^\|/' "$out/summary.md" >"$out/steps.md"
+  python3 ci/campaign_results.py write docs/results/gpu_kit_rehearsal.md steps --command "ci/gpu_kit/rehearse.sh --record" \
+    --table "$out/steps.md" --note "campaign.sh --device cpu in a bare Debian root (torch $version pip-installed, nothing of \
+the build): exit $rc after $(($(date +%s) - start)) s; load $(cut -d' ' -f1 /proc/loadavg) at the end."
+fi
 exit $rc
