@@ -109,4 +109,5 @@ else
   note="Sessions as shipped (sequential \`ab\`, new rules). TWINBENCH_THREADS=$TWINBENCH_THREADS; the step-time verdict is counted."
 fi
 python3 ci/campaign_results.py write "$results" "$( [[ $replay == 1 ]] && echo replay || echo shipped )" \
-  --command "ci/campaigns/verdict_campaign.sh $n ${args[*]}" --table "$out/table.md" --note "$note"
+  --command "KINDS='${KINDS:-aa step:5 step:10}' ROUNDS=$rounds REPLAY=$replay ci/campaigns/verdict_campaign.sh $n ${args[*]}" \
+  --table "$out/table.md" --note "$note"
