@@ -52,8 +52,11 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         continue
     j = json.load(open(f))
     wall = float(open(f.replace(".json", ".wall")).read())
-    cases = []
+    cases, loss_alarms = [], 0
     for c in j["cases"]:
+        # A loss judged different between the implementations on the identical build is a false alarm.
+        loss_alarms += sum(x["verdict"] in ("regressed", "improved") for x in c["metrics"]
+                           if x["metric"] in ("final_loss", "eval_loss"))
         step = next((x for x in c["metrics"] if x["metric"] == "step_time_median_s"), None)
         if c["a"]["status"] != "completed" or c["b"]["status"] != "completed" or step is None:
             continue
@@ -64,25 +67,27 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         g = re.match(r"\s+(\S+)\s+\d+\s+.*?((?:futile|budget spent|maximum of).*decide.*)$", line.rstrip())
         if g:
             undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
-    groups[m.groups()[:3]].append((wall, cases, undecided))
-print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | pairs per case | verdicts (case: pairs, step time) | what would decide the others |")
-print("|---:|---:|---:|---:|---:|---:|---|---|---|")
+    groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms))
+print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | loss alarms | pairs per case | verdicts (case: pairs, step time) | what would decide the others |")
+print("|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
 for (t, b, m), runs in sorted(groups.items()):
-    walls = [w for w, _, _ in runs]
-    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _ in runs]
-    ran = [len(cases) for _, cases, _ in runs]
+    walls = [w for w, _, _, _ in runs]
+    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _, _ in runs]
+    ran = [len(cases) for _, cases, _, _ in runs]
+    alarms = " / ".join(str(a) for _, _, _, a in runs)
     per_case = defaultdict(list)
-    for _, cases, _ in runs:
+    for _, cases, _, _ in runs:
         for name, pairs, verdict, change in cases:
             per_case[name].append(f"{pairs} {verdict} {change}")
     detail = "; ".join(f"{n}: " + " / ".join(v) for n, v in per_case.items())
-    pairs = [p for _, cases, _ in runs for _, p, _, _ in cases]
-    others = "; ".join(u for _, _, undecided in runs for u in undecided) or "-"
+    pairs = [p for _, cases, _, _ in runs for _, p, _, _ in cases]
+    others = "; ".join(u for _, _, undecided, _ in runs for u in undecided) or "-"
     print(f"| {t} | {b} | {m} | {len(runs)} | {sum(walls) / len(walls) / 60:.1f} (max {max(walls) / 60:.1f}) | "
-          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
+          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {alarms} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
 PY
 cat "$out/table.md"
 echo "(outputs in $out; the demo adds setup, build, calibration and plan to the matrix's wall time)" >&2
-python3 ci/campaign_results.py write "$results" runs --command "ci/campaigns/main_job_campaign.sh $k $*" \
+python3 ci/campaign_results.py write "$results" runs \
+  --command "THREADS='${THREADS:-1}' BUDGETS='${BUDGETS:-360}' MAX_PAIRS='${MAX_PAIRS:-8 12}' ci/campaigns/main_job_campaign.sh $k${*:+ $*}" \
   --table "$out/table.md" \
   --note "The demo's matrix (\`matrix --reduced --adaptive\`) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, each case at the level its last look spent)."
