@@ -256,7 +256,7 @@ TEST(FaultInput, MalformedPlantedCausesNameTheVariableAndValue) {
   const Scratch s("planted");
   const std::string db = s.path("planted.db");
   const std::string slow = "TWINBENCH_TEST_SLOW_OP", alloc = "TWINBENCH_TEST_EXTRA_ALLOC";
-  const std::string slow_forms = " \\(known: step:P, op:NAME:P, phase:NAME:P; P = extra percent of each step\\)";
+  const std::string slow_forms = " \\(known: step:P, op:NAME:P, phase:NAME:P; P = extra percent of each step, or Nms: a fixed time a step\\)";
   const std::string alloc_forms = " \\(known: op:NAME:BYTES, e.g. op:aten::mm:16MiB\\)";
   struct Case {
     std::string variable, value, why;  // why: a regex
@@ -264,8 +264,10 @@ TEST(FaultInput, MalformedPlantedCausesNameTheVariableAndValue) {
   const std::vector<Case> cases{
       {slow, "op:aten::mm", "give op:NAME:P" + slow_forms},
       {slow, "op::10", "give op:NAME:P" + slow_forms},
-      {slow, "op:aten::mm:0", "P must be an integer percent in 1..1000" + slow_forms},
-      {slow, "op:aten::mm:5%", "P must be an integer percent in 1..1000" + slow_forms},
+      {slow, "op:aten::mm:0", "P must be an integer percent in 1..1000, or Nms" + slow_forms},
+      {slow, "op:aten::mm:5%", "P must be an integer percent in 1..1000, or Nms" + slow_forms},
+      {slow, "op:aten::mm:0ms", "a fixed time must be an integer Nms in 1..10000ms" + slow_forms},
+      {slow, "step:20000ms", "a fixed time must be an integer Nms in 1..10000ms" + slow_forms},
       {slow, "phase:attention:10", "the phase must be forward, backward, clip or optimizer" + slow_forms},
       {slow, "aten::mm:10", "unknown form" + slow_forms},
       {alloc, "op:aten::mm", "give op:NAME:BYTES" + alloc_forms},

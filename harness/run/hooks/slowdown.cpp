@@ -17,14 +17,26 @@ constexpr const char* kEnv = hooks::kSlowOp;
 
 [[noreturn]] void bad(const std::string& value, const std::string& why) {
   throw std::invalid_argument(std::string(kEnv) + "='" + value + "': " + why +
-                              " (known: step:P, op:NAME:P, phase:NAME:P; P = extra percent of each step)");
+                              " (known: step:P, op:NAME:P, phase:NAME:P; P = extra percent of each step, or Nms: a fixed time a step)");
 }
 
-double percent(const std::string& value, const std::string& digits) {
-  if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(digits) < 1 || std::stoi(digits) > 1000)
-    bad(value, "P must be an integer percent in 1..1000");
-  return std::stoi(digits) / 100.0;
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() <= 5 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// P into the plan: an integer percent of the step (1..1000) or a fixed time, Nms (1..10000).
+void amount(Plan& p, const std::string& value, const std::string& text) {
+  const bool ms = text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0;
+  const std::string digits = ms ? text.substr(0, text.size() - 2) : text;
+  if (ms) {
+    if (!all_digits(digits) || std::stoi(digits) < 1 || std::stoi(digits) > 10000)
+      bad(value, "a fixed time must be an integer Nms in 1..10000ms");
+    p.seconds = std::stoi(digits) / 1000.0;
+    return;
+  }
+  if (!all_digits(digits) || digits.size() > 4 || std::stoi(digits) < 1 || std::stoi(digits) > 1000)
+    bad(value, "P must be an integer percent in 1..1000, or Nms");
+  p.fraction = std::stoi(digits) / 100.0;
 }
 
 // Busy work the compiler cannot drop: the point is CPU time, like a slower kernel.
@@ -52,7 +64,7 @@ Plan parse(const std::string& v) {
   if (v.empty()) return p;
   if (v.rfind("step:", 0) == 0) {
     p.where = Plan::Where::kStep;
-    p.fraction = percent(v, v.substr(5));
+    amount(p, v, v.substr(5));
     return p;
   }
   const bool op = v.rfind("op:", 0) == 0, phase = v.rfind("phase:", 0) == 0;
@@ -64,7 +76,7 @@ Plan parse(const std::string& v) {
     bad(v, op ? "give op:NAME:P" : "give phase:NAME:P");
   p.where = op ? Plan::Where::kOp : Plan::Where::kPhase;
   p.name = rest.substr(0, colon);
-  p.fraction = percent(v, rest.substr(colon + 1));
+  amount(p, v, rest.substr(colon + 1));
   if (phase) {
     static const char* const kKnown[] = {"forward", "backward", "clip", "optimizer"};
     bool known = false;
@@ -92,7 +104,7 @@ bool inside_scopes() {
 
 void burn(double step_seconds) {
   if (plan().where == Plan::Where::kStep) {
-    spin(step_fraction() * step_seconds);
+    spin(step_fraction() * step_seconds + plan().seconds);
     return;
   }
   if (!inside_scopes()) return;
@@ -107,7 +119,7 @@ void at_scope_exit(const char* name) {
   const long calls = g_calls_before.load();
   const double base = g_base_seconds.load();
   if (calls <= 0 || !(base > 0)) return;  // the first step measures what a step is
-  const double spent = spin(p.fraction * base / static_cast<double>(calls));
+  const double spent = spin((p.fraction * base + p.seconds) / static_cast<double>(calls));
   double burnt = g_burnt.load();
   while (!g_burnt.compare_exchange_weak(burnt, burnt + spent)) {
   }
