@@ -60,7 +60,7 @@ class CpuRuntime final : public DeviceRuntime {
     return {{"fp32", "bf16"}, false, {{1024, 20}, {2048, 5}, {3072, 5}}};
   }
 
-  Collectives collectives() const override { return {"gloo", false}; }
+  Collectives collectives() const override { return {"gloo", false, true}; }
   c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
                                                               const GroupOptions& options) const override {
     return gloo_process_group(store, options);

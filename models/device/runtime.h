@@ -98,6 +98,12 @@ struct Collectives {
   // parallel uses the collectives the backend has: list all-gather, all-reduce
   // then narrow (Gloo; every backend of LibTorch 1.13).
   bool tensor_collectives = false;
+  // Whether the backend's worker thread still holds a finished collective (and
+  // the tensors it names: a gathered unit, a gradient) for a moment after
+  // wait() returned (Gloo: it lets go once it has marked the work done). The
+  // caller then waits for that moment, so that memory it frees after a
+  // collective is free when it is next read (a rank's resident state).
+  bool worker_releases_late = false;
 };
 
 // Where one rank stands in a data-parallel job.

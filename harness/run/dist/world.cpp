@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <future>
+#include <thread>
 
 #include "harness/base/interrupt.h"
 #include "harness/run/dist/launcher.h"
@@ -32,10 +35,30 @@ PeerError peer_error(const char* what, const std::exception& e) {
   return PeerError(fmt::format("{} across ranks failed (a peer rank probably died or hung): {}", what, brief(e)));
 }
 
+// Until the backend's worker thread lets go of a finished collective, the tensors
+// it names stay allocated, whoever else dropped them: a rank read its resident state
+// up to two gathered units high (Collectives::worker_releases_late). The wait is
+// bounded: a backend that keeps its works longer costs at most this once a process.
+constexpr auto kReleaseWait = std::chrono::milliseconds(200);
+std::atomic<bool> g_release_waits{true};  // false once a wait ran out
+
+void await_release(const c10::intrusive_ptr<::c10d::Work>& work) {
+  if (!g_release_waits.load(std::memory_order_relaxed)) return;
+  const auto until = std::chrono::steady_clock::now() + kReleaseWait;
+  while (work.use_count() > 1) {
+    if (std::chrono::steady_clock::now() > until) {
+      g_release_waits = false;
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
 // A c10d Work behind Pending.
 class InFlight final : public Pending {
  public:
-  InFlight(const char* what, c10::intrusive_ptr<::c10d::Work> work) : what_(what), work_(std::move(work)) {}
+  InFlight(const char* what, c10::intrusive_ptr<::c10d::Work> work, bool releases_late)
+      : what_(what), work_(std::move(work)), releases_late_(releases_late) {}
   void wait() override {
     if (!work_) return;
     try {
@@ -44,6 +67,7 @@ class InFlight final : public Pending {
       work_.reset();
       throw peer_error(what_, e);
     }
+    if (releases_late_) await_release(work_);
     work_.reset();
   }
   ~InFlight() override {
@@ -58,6 +82,7 @@ class InFlight final : public Pending {
  private:
   const char* what_;
   c10::intrusive_ptr<::c10d::Work> work_;
+  bool releases_late_;
 };
 
 }  // namespace
@@ -65,6 +90,7 @@ class InFlight final : public Pending {
 struct World::Impl {
   c10::intrusive_ptr<::c10d::Store> store;
   c10::intrusive_ptr<compat::CollectiveBackend> group;
+  bool releases_late = false;  // Collectives::worker_releases_late of the device's backend
 
   template <typename MakeWork>
   void run(const char* what, MakeWork make_work) {
@@ -74,7 +100,7 @@ struct World::Impl {
   template <typename MakeWork>
   std::unique_ptr<Pending> start(const char* what, MakeWork make_work) {
     try {
-      return std::make_unique<InFlight>(what, make_work());
+      return std::make_unique<InFlight>(what, make_work(), releases_late);
     } catch (const PeerError&) {
       throw;
     } catch (const std::exception& e) {
@@ -113,6 +139,7 @@ World::World(const WorldOptions& o) : options_(o), impl_(std::make_unique<Impl>(
   try {
     impl_->group = runtime.process_group(impl_->store, device::GroupOptions{o.rank, o.size, timeout, o.master_addr});
     backend_ = runtime.collectives().backend;
+    impl_->releases_late = runtime.collectives().worker_releases_late;
   } catch (const std::invalid_argument&) {
     throw;
   } catch (const std::exception& e) {

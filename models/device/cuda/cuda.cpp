@@ -101,7 +101,7 @@ class CudaRuntime final : public DeviceRuntime {
     return c;
   }
 
-  Collectives collectives() const override { return {"nccl", true}; }
+  Collectives collectives() const override { return {"nccl", true, false}; }
   c10::intrusive_ptr<compat::CollectiveBackend> process_group(const c10::intrusive_ptr<::c10d::Store>& store,
                                                               const GroupOptions& options) const override {
     return cuda::nccl_process_group(store, options);
