@@ -218,11 +218,8 @@ for name in serve:
 open(f"{out}/results.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
-# The reports' table into the results file docs/fleet.md quotes (ci/campaign_results.py), as
-# block runs-RUNS (CHECK runs of a few thousand runs are correctness checks: not written).
+# The tables into the results file the docs quote (ci/campaign_results.py): blocks runs-RUNS and
+# serve-STORE-RUNS (CHECK runs of a few thousand runs are correctness checks: not written).
 if [[ $check == 0 ]]; then
-  sed -n '/^| command /,/^$/p' "$out/results.md" | sed '/^$/d' > "$out/reports.table.md"
-  python3 ci/campaign_results.py write "${RESULTS:-docs/results/fleet_bench.md}" "runs-$runs" \
-    --command "DAYS=$days bash ci/campaigns/fleet_bench.sh $runs $steps" --table "$out/reports.table.md" \
-    --note "$(sed -n '1p;3p' "$out/results.md" | paste -sd ' ' -)"
+  bash ci/campaigns/fleet_bench_record.sh "$out" "${RESULTS:-docs/results/fleet_bench.md}"
 fi
