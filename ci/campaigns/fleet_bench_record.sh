@@ -19,7 +19,7 @@ print(d["runs"], d["steps_per_run"], d["days"], d["commit"][:12])' "$out/results
 command="DAYS=$days bash ci/campaigns/fleet_bench.sh $runs $steps"
 sed -n '/^| command /,/^$/p' "$out/results.md" | sed '/^$/d' >"$out/reports.table.md"
 python3 ci/campaign_results.py write "$results" "runs-$runs" --command "$command" --table "$out/reports.table.md" \
-  --note "$(sed -n '1p;3p;5p' "$out/results.md" | paste -sd ' ' -)"
+  --note "$(sed -n '1p;3p;5p' "$out/results.md" | sed 's/ *$/./' | paste -sd ' ' -)"
 for store in sqlite postgresql; do
   serve=$out/serve-$store/serve.md
   [[ -f $serve ]] || continue
