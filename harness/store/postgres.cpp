@@ -227,6 +227,8 @@ void Connection::fail_result(std::string_view doing, const pg_result* result) co
     fault = StoreFault::kConnectionLost;
   else if (state == "42501" || state == "25006")  // insufficient privilege, read-only transaction
     fault = StoreFault::kPermission;
+  else if (state == "40P01")  // deadlock detected: this transaction was the one rolled back
+    fault = StoreFault::kConflict;
   if (message.empty()) message = "the server sent no result";
   backend::Connection::fail(doing, message, fault);
 }

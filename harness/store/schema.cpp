@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -573,26 +575,50 @@ int check_schema(backend::Connection& db) {
   return version;
 }
 
+namespace {
+
+// One migration in its own transaction, under the migration lock; false when another
+// process had applied it already (read under the lock). Throws what the store threw.
+bool apply_migration(backend::Connection& db, const Migration& migration, const std::string& doing) {
+  backend::Transaction tx(db, doing);
+  if (!db.dialect().migration_lock_sql.empty()) db.exec(db.dialect().migration_lock_sql, doing);
+  // Another process may have migrated since we looked; decide under the lock.
+  const int version = read_schema_version(db);
+  if (version > latest_schema_version()) refuse_newer(db, version);
+  if (version >= migration.version) return false;  // rolls back an empty transaction
+  db.exec(migration.sql, doing);
+  if (migration.after) migration.after(db);
+  auto record = db.prepare("INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
+                           doing);
+  record->bind(1, migration.version);
+  record->bind(2, now_utc());
+  record->bind(3, migration.description);
+  record->run();
+  tx.commit();
+  return true;
+}
+
+}  // namespace
+
 void migrate_schema(backend::Connection& db, int version) {
+  // A migration alters tables one after another while readers need no lock of
+  // ours: a query that holds one table and waits for another the migration
+  // holds (a report, a test's poll) deadlocks with it, and PostgreSQL rolls one
+  // of the two back. The whole migration then runs again, a few times.
+  constexpr int kAttempts = 5;
   for (const Migration& migration : db.dialect().migrations()) {
     if (migration.version <= version) continue;
     const std::string doing = fmt::format("migrate schema from version {} to {}",
                                           migration.version - 1, migration.version);
-    backend::Transaction tx(db, doing);
-    if (!db.dialect().migration_lock_sql.empty()) db.exec(db.dialect().migration_lock_sql, doing);
-    // Another process may have migrated since we looked; decide under the lock.
-    version = read_schema_version(db);
-    if (version > latest_schema_version()) refuse_newer(db, version);
-    if (version >= migration.version) continue;  // rolls back an empty transaction
-    db.exec(migration.sql, doing);
-    if (migration.after) migration.after(db);
-    auto record = db.prepare("INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
-                             doing);
-    record->bind(1, migration.version);
-    record->bind(2, now_utc());
-    record->bind(3, migration.description);
-    record->run();
-    tx.commit();
+    for (int attempt = 1;; ++attempt) {
+      try {
+        apply_migration(db, migration, doing);
+        break;
+      } catch (const StoreError& e) {
+        if (e.fault() != StoreFault::kConflict || attempt == kAttempts) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+      }
+    }
     version = migration.version;
   }
 }

@@ -32,6 +32,7 @@ enum class StoreFault {
   kUnreachable,     // the store could not be opened: no server there, a wrong password (exit 5)
   kConnectionLost,  // the server went away mid-operation (the store reconnects and retries)
   kPermission,      // the store may be read but not written (a read-only role or file)
+  kConflict,        // the server aborted the transaction to end a deadlock: run again, it may pass
 };
 
 // Every failure of the store. The message names the store (the database file,
