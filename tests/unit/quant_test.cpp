@@ -3,6 +3,8 @@
 // estimator, fp8 current/delayed scaling and e5m2 gradients, and layout independence.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -402,12 +404,22 @@ TEST(QuantizedMatmul, Fp8GradientScaledIntoE5m2) {
 
 TEST(QuantizedMatmul, BothWeightLayoutsGiveIdenticalBits) {
   // The functional implementation passes the canonical kernel K [in, out]; the module one its
-  // Linear weight L [out, in] transposed. Same values -> same bits, forward and backward.
+  // Linear weight L [out, in] transposed. Same values -> the bits the BLAS gives both layouts:
+  // identical where its kernels for the two layouts sum alike (OpenBLAS on the Intel hosts
+  // this was written on), within fp32 rounding where they do not (its AMD Zen kernels: a
+  // plain product of the two layouts differs in the last bits there too).
   const int threads = at::get_num_threads();
   at::set_num_threads(1);
   torch::manual_seed(12);
   const auto x0 = torch::randn({2, 7, 48}), k0 = torch::randn({48, 40}) * 0.1, g = torch::randn({2, 7, 40});
   const auto l0 = k0.t().contiguous();  // [out, in]
+  const bool blas_layout_exact = torch::equal(torch::matmul(x0, k0), torch::matmul(x0, l0.t())) &&
+                                 torch::equal(torch::matmul(g, k0.t()), torch::matmul(g, l0));
+  const auto same = [&](const torch::Tensor& a, const torch::Tensor& b) {
+    return blas_layout_exact ? torch::equal(a, b) : torch::allclose(a, b, 1e-5, 1e-6);
+  };
+  std::cout << "the BLAS gives both layouts " << (blas_layout_exact ? "the same bits" : "different last bits")
+            << ": compared " << (blas_layout_exact ? "bit for bit" : "to 1e-5 relative") << "\n";
   for (const auto mode : {q::Mode::kNone, q::Mode::kInt8, q::Mode::kFp8}) {
     for (const auto scaling : {q::Fp8Scaling::kCurrent, q::Fp8Scaling::kDelayed}) {
       if (mode != q::Mode::kFp8 && scaling == q::Fp8Scaling::kDelayed) continue;
@@ -423,11 +435,11 @@ TEST(QuantizedMatmul, BothWeightLayoutsGiveIdenticalBits) {
           EXPECT_TRUE(torch::allclose(ya, yb, 1e-5, 1e-5)) << what;
           continue;
         }
-        EXPECT_TRUE(torch::equal(ya, yb)) << what;
+        EXPECT_TRUE(same(ya, yb)) << what;
         ya.backward(g);
         yb.backward(g);
-        EXPECT_TRUE(torch::equal(xa.grad(), xb.grad())) << what;
-        EXPECT_TRUE(torch::equal(k.grad(), l.grad().t())) << what;
+        EXPECT_TRUE(same(xa.grad(), xb.grad())) << what;
+        EXPECT_TRUE(same(k.grad(), l.grad().t())) << what;
       }
     }
   }
