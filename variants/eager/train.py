@@ -357,6 +357,10 @@ def main():
         if rank == 0:
             tb.emit(record)
     if distributed:
+        # Every rank past its last collective before any tears its group down: Gloo's threads of a
+        # rank whose peer had gone aborted the process at exit ("terminate called without an active
+        # exception", rank 1 of an FSDP2 run, after all its steps were stored).
+        dist.barrier()
         dist.destroy_process_group()
 
 
