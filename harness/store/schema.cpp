@@ -577,15 +577,15 @@ int check_schema(backend::Connection& db) {
 
 namespace {
 
-// One migration in its own transaction, under the migration lock; false when another
-// process had applied it already (read under the lock). Throws what the store threw.
-bool apply_migration(backend::Connection& db, const Migration& migration, const std::string& doing) {
+// One migration in its own transaction, under the migration lock; nothing when another
+// process has applied it already (read under the lock). Throws what the store threw.
+void apply_migration(backend::Connection& db, const Migration& migration, const std::string& doing) {
   backend::Transaction tx(db, doing);
   if (!db.dialect().migration_lock_sql.empty()) db.exec(db.dialect().migration_lock_sql, doing);
   // Another process may have migrated since we looked; decide under the lock.
   const int version = read_schema_version(db);
   if (version > latest_schema_version()) refuse_newer(db, version);
-  if (version >= migration.version) return false;  // rolls back an empty transaction
+  if (version >= migration.version) return;  // rolls back an empty transaction
   db.exec(migration.sql, doing);
   if (migration.after) migration.after(db);
   auto record = db.prepare("INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
@@ -595,7 +595,6 @@ bool apply_migration(backend::Connection& db, const Migration& migration, const 
   record->bind(3, migration.description);
   record->run();
   tx.commit();
-  return true;
 }
 
 }  // namespace
