@@ -105,6 +105,7 @@ std::string provenance_json(const Provenance& p) {
   if (p.sequential_looks > 0) j["sequential_looks"] = p.sequential_looks;
   if (!p.sequential_plan.empty()) j["sequential_plan"] = p.sequential_plan;
   if (!p.run_role.empty()) j["run_role"] = p.run_role;
+  if (!p.pairing.empty()) j["pairing"] = p.pairing;
   j["cpu_model"] = p.cpu_model;
   j["cpu_cores"] = p.cpu_cores;
   if (!p.test_hooks.empty()) {

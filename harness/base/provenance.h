@@ -49,6 +49,11 @@ struct Provenance {
   // "profile": a profiled run, made to tell a verdict's why (compare/profile_record.h),
   // whose times no analysis reads; "" for every other run.
   std::string run_role;
+  // How the run was paired with the other side of its comparison
+  // (docs/verdicts.md §1): "lockstep" for a side of a lockstep duet (its steps
+  // alternated with its partners' in one round each); "" for a run of its own
+  // (run-level pairs, or none).
+  std::string pairing;
   // The machine's CPU (base/hardware.h): part of every run's hardware fingerprint.
   std::string cpu_model;
   int cpu_cores = 0;

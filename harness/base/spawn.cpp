@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <stdexcept>
 
 namespace twinbench {
@@ -49,13 +51,15 @@ pid_t spawn(const SpawnOptions& o) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   for (const auto& [key, value] : o.env) setenv(key.c_str(), value.c_str(), 1);
-  if (o.cpu >= 0) {
+  if (o.cpu >= 0 || !o.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(o.cpu, &set);
+    if (o.cpu >= 0) CPU_SET(o.cpu, &set);
+    for (const int c : o.cpus) CPU_SET(c, &set);
     sched_setaffinity(0, sizeof(set), &set);  // best effort: an unavailable CPU leaves the child unpinned
   }
   if (o.new_process_group) setpgid(0, 0);
+  for (const int fd : o.inherit_fds) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
   if (o.stdout_fd >= 0) dup2(o.stdout_fd, STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
   else redirect(o.stdout_path, STDOUT_FILENO);
   redirect(o.stderr_path, STDERR_FILENO);
@@ -66,6 +70,21 @@ pid_t spawn(const SpawnOptions& o) {
   execvp(argv[0], argv.data());
   std::fprintf(stderr, "%s: cannot start: %s\n", argv[0], std::strerror(errno));
   _exit(127);
+}
+
+std::string self_path() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+std::string describe(const ExitStatus& s) {
+  if (s.term_signal != 0) {
+    const char* abbrev = sigabbrev_np(s.term_signal);
+    return "was killed by signal " + std::to_string(s.term_signal) + " (SIG" + (abbrev ? abbrev : "?") + ")";
+  }
+  return "exited with code " + std::to_string(s.exit_code);
 }
 
 ExitStatus exit_status_of(int wait_status) {

@@ -11,10 +11,15 @@
 
 namespace twinbench {
 
-inline int init_threads() {
+// The intra-op threads a twinbench process started now would use.
+inline int configured_threads() {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* env = std::getenv("TWINBENCH_THREADS"); env && std::atoi(env) > 0) threads = std::atoi(env);
-  if (threads < 1) threads = 1;
+  return threads < 1 ? 1 : threads;
+}
+
+inline int init_threads() {
+  const int threads = configured_threads();
   at::set_num_threads(threads);
   // OpenBLAS (fp32 GEMMs) keeps its own pool of one thread per core: bound it too,
   // or data-parallel workers oversubscribe the cores. Looked up at run time so a

@@ -20,6 +20,8 @@ void add_ab_command(CLI::App& app, int& exit_code) {
     bool json = false;
     bool fail_on_regression = false;
     bool allow_test_hooks = false;
+    std::string pairing = "lockstep";
+    bool duet = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("ab", "A/B two builds on one case: interleaved rounds, paired ratios, verdicts");
@@ -37,9 +39,17 @@ void add_ab_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", o->ab.budget_s, "sequential: stop starting rounds after about this many seconds (default 600)");
   cmd->add_option("--alpha", o->ab.alpha, "false-alarm rate of the session's step time over all its looks, and of its other timing tests (default 0.05)");
   cmd->add_option("--seed", o->ab.seed, "seed of the rounds' AB/BA order (default: from the clock)");
-  cmd->add_flag("--duet", o->ab.duet,
-                "run A and B of each round at the same time, each pinned to its own core with one thread, so both "
-                "meet the same interference (duet benchmarking)");
+  cmd->add_option("--pairing", o->pairing,
+                  "how each round runs the builds: lockstep (default: a duet, both runs resident, one step of each "
+                  "a round of steps in a random order, so that both meet the same phases of the host; a build that "
+                  "predates it falls back to runs, saying so), runs (one run per build, AB or BA at random) or "
+                  "simultaneous (both runs at once, each pinned to its own core with one thread); docs/verdicts.md")
+      ->check(CLI::IsMember({"lockstep", "runs", "simultaneous"}));
+  cmd->add_flag("--duet", o->duet, "the same as --pairing simultaneous (its name before lockstep duets)");
+  cmd->add_option("--step-timeout", o->ab.step_timeout_s,
+                  "lockstep: a side whose step takes longer than the larger of this many seconds and 10x its "
+                  "longest step is hung: killed, the session failed (default 300)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--threshold", o->thresholds, "METRIC=VALUE verdict threshold (repeatable)");
   cmd->add_option("--db", o->ab.db, kDbHelp);
   cmd->add_option("--label-a", o->ab.label_a, "branch label recorded for A's runs (default ab:A)");
@@ -63,6 +73,7 @@ void add_ab_command(CLI::App& app, int& exit_code) {
         throw std::invalid_argument(fmt::format("--threshold '{}': expected METRIC=VALUE", t));
       o->ab.thresholds[t.substr(0, eq)] = v;
     }
+    o->ab.pairing = ab::pairing_named(o->duet ? "simultaneous" : o->pairing);
     hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const ab::AbResult result = ab::run_ab(o->ab, std::cerr);

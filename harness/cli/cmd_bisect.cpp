@@ -57,6 +57,8 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
     bisect::CliOptions c;
     bool json = false;
     bool allow_test_hooks = false;
+    std::string pairing = "lockstep";
+    bool duet = false;
   };
   auto o = std::make_shared<Opts>();
   bisect::BisectOptions& b = o->c.options;
@@ -66,7 +68,11 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", b.budget_s, "each session: start no round after about this many seconds (default 600)");
   cmd->add_option("--max-probes", b.max_probes, "at most this many probes after the confirm (default: no limit)");
   cmd->add_option("--seed", b.seed, "seed of the rounds' AB/BA order, session k uses seed + k (default: clock)");
-  cmd->add_flag("--duet", b.duet, "run both sides of each round at the same time, one core each (ab --duet)");
+  cmd->add_option("--pairing", o->pairing, "each session's rounds: lockstep (default), runs or simultaneous (ab --pairing)")
+      ->check(CLI::IsMember({"lockstep", "runs", "simultaneous"}));
+  cmd->add_flag("--duet", o->duet, "the same as --pairing simultaneous (ab --duet)");
+  cmd->add_option("--step-timeout", b.step_timeout_s, "lockstep: the bound on a side's step, as for ab (default 300)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--build", b.build_cmd,
                   "shell command that builds a commit, run in its worktree (default: cmake, twinbench target only)");
   cmd->add_option("--run", b.run_cmd,
@@ -82,6 +88,7 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--allow-test-hooks", o->allow_test_hooks, hooks::kAllowFlagHelp);
   cmd->callback([o, &exit_code] {
     bisect::finish_options(o->c);
+    o->c.options.pairing = ab::pairing_named(o->duet ? "simultaneous" : o->pairing);
     hooks::check_allowed(o->allow_test_hooks, std::cerr);
     try {
       const compare::BisectResult r = bisect::run_bisect(o->c.options, std::cerr);

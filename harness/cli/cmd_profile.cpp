@@ -183,7 +183,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
     options.group_id = store::new_uuid();
     options.profile = &request;
     options.progress = !o->json;
-    const auto outcomes = run_all({config}, variants, options);
+    const auto outcomes = run_all({config}, variants, options, std::cerr);
     for (const auto& r : outcomes)
       if (r.status != RunStatus::completed) {
         std::cerr << fmt::format("twinbench profile: {} did not complete: {}: {}\n", r.variant, to_string(r.status),

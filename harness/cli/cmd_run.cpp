@@ -40,6 +40,7 @@ struct ExecOpts {
   bool json = false;
   bool no_progress = false;
   int nproc = 0;  // --nproc: data-parallel workers here (dist.nproc; 0 = the case's)
+  std::string pairing = "lockstep";  // --pairing
 };
 
 // The key=value overrides, with --nproc as dist.nproc.
@@ -108,6 +109,18 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                 "store every run as a profiled run: its op profile and what is live at its peak, its times never "
                 "judged (what `ab` asks of each build for the why of a decisive session)");
   cmd->add_flag("--allow-test-hooks", o.run.allow_test_hooks, hooks::kAllowFlagHelp);
+  cmd->add_option("--pairing", o.pairing,
+                  "how a round of several implementations runs: lockstep (default: a duet, every implementation a "
+                  "process, one step of each per round in a random order, so that their steps meet the same "
+                  "phases of the host; where it cannot be, one run after another, and it says why) or runs (one "
+                  "run after another); docs/verdicts.md")
+      ->check(CLI::IsMember({"lockstep", "runs"}));
+  cmd->add_option("--step-timeout", o.run.step_timeout_s,
+                  "lockstep: a side whose step takes longer than the larger of this many seconds and 10x its "
+                  "longest step is hung: killed, its duet failed (default 300)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lockstep-fd", o.run.lockstep_fd, "(duet internal) this run is a duet's side: its end of the duet")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-id", o.run.adopted_run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.run.repeat_index, "(launcher internal) the repeat number to record");
 }
@@ -135,6 +148,7 @@ int execute(const std::vector<RunConfig>& configs, const ExecOpts& o) {
   options.variants = split_commas(o.variants);
   if (!o.no_db) options.db = o.db;
   options.progress = !o.no_progress;
+  options.lockstep = o.pairing == "lockstep";
   const Invocation run = run_invocation(configs, options, std::cerr);
   if (o.json) {
     std::cout << outcomes_json(run.outcomes) << "\n";

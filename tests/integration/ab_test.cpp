@@ -131,9 +131,10 @@ TEST(AbSession, SameBuildIsNoiseAndBothSidesShareOneGroup) {
                high = ab_metric(j, "step_time_median_s").at("ratio_ci_high");
   EXPECT_LE(low, high);
 
-  // Each round AB or BA at random.
+  // Each round a lockstep duet of the two builds' runs, and each run says so in its provenance.
+  EXPECT_EQ(j.at("pairing"), "lockstep");
   ASSERT_EQ(j.at("rounds").size(), 8u);
-  for (const auto& round : j.at("rounds")) EXPECT_TRUE(round.at("order") == "AB" || round.at("order") == "BA");
+  for (const auto& round : j.at("rounds")) EXPECT_EQ(round.at("order"), "lockstep");
 
   // Both sides in the store, under one group id, told apart by their labels.
   const std::string db = path("same.db"), group = j.at("group_id");
@@ -144,6 +145,33 @@ TEST(AbSession, SameBuildIsNoiseAndBothSidesShareOneGroup) {
   const std::string run_b = j.at("rounds")[0].at("run_b");
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group + " AND git_branch = 'ab:B' AND run_id = '" + run_b + "'"), 1);
   EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM steps WHERE run_id = '" + run_b + "'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) " + in_group + " AND json_extract(provenance_json, '$.pairing') = 'lockstep'"),
+            16);
+}
+
+TEST(AbSession, RunLevelPairsWhenAskedOrWhenABuildPredatesLockstep) {
+  // --pairing runs: one run per build a round, AB or BA at random; no run records lockstep.
+  Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + std::string(TWINBENCH_BIN) +
+                       " --rounds 3 --pairing runs --db runs.db --json --why-runs 0" + kWorkload);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("pairing"), "runs");
+  ASSERT_EQ(j.at("rounds").size(), 3u);
+  for (const auto& round : j.at("rounds")) EXPECT_TRUE(round.at("order") == "AB" || round.at("order") == "BA");
+  EXPECT_EQ(query_int(path("runs.db"), "SELECT COUNT(*) FROM runs WHERE json_extract(provenance_json, '$.pairing') IS NULL"), 6);
+
+  // A build whose `run` has no --lockstep-fd (one from before lockstep duets): run-level pairs, and it says why.
+  const std::string old = script(
+      "pre_lockstep.sh", std::string("if [ \"$1 $2\" = 'run --help' ]; then ") + TWINBENCH_BIN +
+                             " run --help | grep -v -- --lockstep-fd; exit 0; fi\nexec " + TWINBENCH_BIN + " \"$@\"");
+  r = twinbench("ab --a " + old + " --b " + std::string(TWINBENCH_BIN) + " --rounds 2 --db old.db --json --why-runs 0" +
+                kWorkload);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("pairing"), "runs");
+  EXPECT_NE(std::string(j.at("pairing_note")).find("build A (" + old + ") predates lockstep duets"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("run-level pairs, one run per build a round"), std::string::npos) << r.err;
 }
 
 TEST(AbSession, SlowedStepsAreReportedAsRegressed) {
@@ -210,7 +238,8 @@ TEST(AbRefuses, BuildThatCannotTrain) {
 
 TEST(AbSession, DivergedRoundStopsWithExitOneAndKeepsTheRun) {
   // The case itself diverges (the probe's tiny run does not): ab stops in round 1
-  // with exit 1, names the run, and keeps it in the store.
+  // with exit 1, names the run, and keeps both sides' runs in the store (in
+  // lockstep both diverge at the same step).
   const Result r = twinbench("ab --a " + std::string(TWINBENCH_BIN) + " --b " + std::string(TWINBENCH_BIN) +
                              " --db diverged.db" + kWorkload + " train.lr=1e12");
   EXPECT_EQ(r.code, 1) << r.err;
@@ -218,7 +247,7 @@ TEST(AbSession, DivergedRoundStopsWithExitOneAndKeepsTheRun) {
   EXPECT_NE(r.err.find("round 1 build "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" (" + std::string(TWINBENCH_BIN) + "): run "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" diverged "), std::string::npos) << r.err;
-  EXPECT_EQ(query_int(path("diverged.db"), "SELECT COUNT(*) FROM runs WHERE status = 'diverged'"), 1);
+  EXPECT_EQ(query_int(path("diverged.db"), "SELECT COUNT(*) FROM runs WHERE status = 'diverged'"), 2);
 }
 
 }  // namespace

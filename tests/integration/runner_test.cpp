@@ -60,6 +60,49 @@ TEST(Runner, RunsAndStepsLandInTheStore) {
   expect_integrity_ok(db);
 }
 
+// Two implementations run as a lockstep duet (docs/verdicts.md §1): every repeat
+// one duet of two processes, each run marked lockstep, all its steps stored,
+// and each side's peak its own (exactly a lone run's: the other side's
+// allocations are in another process). --pairing runs runs them one after another.
+TEST(Runner, ImplementationsRunAsLockstepDuetsWithTheirOwnMemory) {
+  const auto db = path("duet.db");
+  const std::string work = "run --preset tiny train.steps=6 train.batch=2 train.seq_len=16 --db " + db;
+  const auto r = twinbench(work + " --repeats 2 --group duet --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("preset:tiny #0: functional, module in lockstep, 6 rounds in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("preset:tiny #1: functional, module in lockstep, 6 rounds in "), std::string::npos) << r.err;
+  const auto runs = nlohmann::json::parse(r.out);
+  ASSERT_EQ(runs.size(), 4u);
+  const std::string in_group = " FROM runs WHERE group_id = 'duet'";
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*)" + in_group + " AND status = 'completed' AND "
+                          "json_extract(provenance_json, '$.pairing') = 'lockstep'"), 4);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps WHERE run_id IN (SELECT run_id" + in_group + ")"), 24);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT repeat_index)" + in_group), 2);
+
+  const auto lone = twinbench(work + " --variant functional --group lone --json");
+  ASSERT_EQ(lone.code, 0) << lone.err;
+  const int64_t lone_peak = nlohmann::json::parse(lone.out)[0]["peak_memory_bytes"];
+  for (const auto& run : runs)
+    if (run["variant"] == "functional") EXPECT_EQ(run["peak_memory_bytes"].get<int64_t>(), lone_peak);
+
+  const auto apart = twinbench(work + " --pairing runs --group apart --json");
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  EXPECT_EQ(apart.err.find("in lockstep"), std::string::npos) << apart.err;
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE group_id = 'apart' AND "
+                          "json_extract(provenance_json, '$.pairing') IS NULL"), 2);
+  expect_integrity_ok(db);
+}
+
+TEST(Runner, ALockstepSideIsOneRunOfOneImplementation) {
+  // --lockstep-fd is the duet's to give: refused for anything but one run, and for a descriptor that is no socket.
+  auto r = twinbench("run --preset tiny --no-db --lockstep-fd 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("a duet's side runs one case with one implementation once"), std::string::npos) << r.err;
+  r = twinbench("run --preset tiny --variant functional --repeats 1 --no-db --lockstep-fd 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("0 is not an open socket"), std::string::npos) << r.err;
+}
+
 TEST(Runner, CalibrationEnablesMfu) {
   const auto db = path("mfu.db");
   ASSERT_EQ(twinbench("calibrate --dtype fp32 --db " + db).code, 0);

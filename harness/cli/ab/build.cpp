@@ -49,7 +49,7 @@ Build resolve_build(const std::string& side, const std::string& option, const st
   return b;
 }
 
-void probe_build(const Build& build, const Workload& w, const std::string& scratch_dir) {
+void probe_build(Build& build, const Workload& w, const std::string& scratch_dir) {
   const std::string who = fmt::format("build {} ({})", build.side, build.given);
   const std::string stem = (fs::path(scratch_dir) / ("probe-" + build.side)).string();
 
@@ -83,6 +83,8 @@ void probe_build(const Build& build, const Workload& w, const std::string& scrat
       throw bad(fmt::format("{} has no `run --group` option (it predates `twinbench ab`): {}", who, why));
     throw bad(fmt::format("{} cannot run variant '{}' (exit {}): {}", who, w.variant, r.exit_code, why));
   }
+  const ProcessResult help = run_process({build.binary, "run", "--help"}, stem + "-help");
+  build.lockstep = help.exit_code == 0 && help.out.find("--lockstep-fd") != std::string::npos;
 }
 
 }  // namespace twinbench::ab

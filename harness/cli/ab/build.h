@@ -13,6 +13,7 @@ struct Build {
   std::string side;    // "A" or "B"
   std::string given;   // the path as given on the command line
   std::string binary;  // absolute path of the twinbench executable
+  bool lockstep = false;  // probed: its `run` can be a lockstep duet's side (--lockstep-fd)
 };
 
 // The same workload for both builds.
@@ -31,8 +32,9 @@ Build resolve_build(const std::string& side, const std::string& option, const st
 // Runs `BIN plan <model> <overrides> --json` (the build accepts the case and
 // overrides, and the model fits this host) and a 3-step `BIN run --preset tiny
 // --variant V --group probe --no-db` (the build knows the variant, has the run
-// options ab needs and can train). Capture files go under `scratch_dir`.
+// options ab needs and can train), and reads `BIN run --help` for whether its
+// runs can be lockstep sides (Build::lockstep). Capture files go under `scratch_dir`.
 // Throws AbError kBadInput naming the build and quoting its error.
-void probe_build(const Build& build, const Workload& workload, const std::string& scratch_dir);
+void probe_build(Build& build, const Workload& workload, const std::string& scratch_dir);
 
 }  // namespace twinbench::ab

@@ -18,7 +18,8 @@ namespace {
 
 std::string order_text(const AbResult& r) {
   std::string s;
-  if (r.duet) return "duet: A and B at the same time, one core each";
+  if (r.pairing == Pairing::kLockstep) return "lockstep: one step of each build a round of steps, in a random order";
+  if (r.pairing == Pairing::kSimultaneous) return "simultaneous: A and B at the same time, one core each";
   for (const Round& round : r.rounds) s += (s.empty() ? "" : ", ") + std::string(round.a_first ? "A B" : "B A");
   return s;
 }
@@ -36,6 +37,7 @@ std::string format_table(const AbResult& r) {
                      r.looks == 1 ? "" : "s", 100 * r.confidence);
   out += fmt::format("  intervals: {}\n", r.levels);
   if (!r.what_decides.empty()) out += fmt::format("  undecided: {}\n", r.what_decides);
+  if (!r.pairing_note.empty()) out += fmt::format("  pairing: {}\n", r.pairing_note);
   out += fmt::format("  A = {}  commit {}  label {}\n", r.a.binary, r.commit_a, r.label_a);
   out += fmt::format("  B = {}  commit {}  label {}\n", r.b.binary, r.commit_b, r.label_b);
   out += fmt::format("  stored in {} under group {}\n", r.db, r.group_id);
@@ -87,7 +89,8 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   if (!r.what_decides.empty()) j["what_decides"] = r.what_decides;
   j["stopped_because"] = r.stopped_because;
   j["seconds"] = r.seconds;
-  j["duet"] = r.duet;
+  j["pairing"] = to_string(r.pairing);
+  if (!r.pairing_note.empty()) j["pairing_note"] = r.pairing_note;
   j["verdict"] = compare::to_string(r.worst);
   for (const auto& [key, build, commit, label] :
        {std::tuple{"a", &r.a, &r.commit_a, &r.label_a}, std::tuple{"b", &r.b, &r.commit_b, &r.label_b}}) {
@@ -97,7 +100,7 @@ nlohmann::ordered_json to_json(const AbResult& r) {
   j["b"]["test_hooks"] = r.test_hooks_b;
   nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
   for (const Round& round : r.rounds)
-    rounds.push_back({{"round", round.index + 1}, {"order", r.duet ? "duet" : round.a_first ? "AB" : "BA"}, {"run_a", round.run_a},
+    rounds.push_back({{"round", round.index + 1}, {"order", r.pairing == Pairing::kRuns ? (round.a_first ? "AB" : "BA") : to_string(r.pairing)}, {"run_a", round.run_a},
                       {"run_b", round.run_b}});
   j["rounds"] = rounds;
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();

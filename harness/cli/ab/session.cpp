@@ -14,6 +14,8 @@
 #include "harness/cli/ab/error.h"
 #include "harness/cli/ab/subprocess.h"
 #include "harness/base/config.h"
+#include "harness/base/duet.h"
+#include "harness/base/threads.h"
 #include "harness/base/temp_dir.h"
 #include "harness/base/interrupt.h"
 #include "harness/store/merge.h"
@@ -44,31 +46,43 @@ std::optional<double> stored_metric(const std::string& db, const std::string& ru
 }
 
 // One round's run of one build: `BIN run ... --json` into the side's own store.
-// `cpu` >= 0 (duet): pinned to that CPU with one intra-op thread.
+// `cpu` >= 0 (simultaneous): pinned to that CPU with one intra-op thread.
 // The run records the round as its repeat index (so the store pairs A's and B's
 // runs of a round) and, in its provenance, the looks the session plans
 // (TWINBENCH_SEQUENTIAL_PLAN, and their count for builds that know only
 // TWINBENCH_SEQUENTIAL_LOOKS), so that reports of the session judge them as it did.
-SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
-                 const TempDir& scratch, size_t round, const stats::SequentialPlan& plan,
-                 const std::string& look_metric, int cpu = -1, bool profile = false) {
-  std::vector<std::string> argv = {build.binary, "run"};
-  if (profile) argv.push_back("--profile-run");  // a profiled run (docs/verdicts.md §15), never judged
-  argv.insert(argv.end(), w.model_args.begin(), w.model_args.end());
+struct SideCommand {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string stem;  // the capture files' stem
+  std::string who;   // "round 3 build B (path)"
+};
+
+SideCommand side_command(const Build& build, const Workload& w, const std::string& label, const std::string& group,
+                         const TempDir& scratch, size_t round, const stats::SequentialPlan& plan, bool one_thread,
+                         bool profile = false) {
+  SideCommand c;
+  c.argv = {build.binary, "run"};
+  if (profile) c.argv.push_back("--profile-run");  // a profiled run (docs/verdicts.md §15), never judged
+  c.argv.insert(c.argv.end(), w.model_args.begin(), w.model_args.end());
   for (const std::string& a : {std::string("--variant"), w.variant, std::string("--repeats"), std::string("1"),
                                std::string("--repeat-index"), std::to_string(round),
                                std::string("--db"), scratch.file(build.side + ".db"), std::string("--group"), group,
                                std::string("--branch"), label, std::string("--json")})
-    argv.push_back(a);
-  argv.insert(argv.end(), w.overrides.begin(), w.overrides.end());
-  const std::string stem = scratch.file(fmt::format("{}round{}-{}", profile ? "why-" : "", round, build.side));
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(plan.looks.size())},
-      {"TWINBENCH_SEQUENTIAL_PLAN", compare::plan_text(plan)}};
-  if (cpu >= 0) env.emplace_back("TWINBENCH_THREADS", "1");
-  const ProcessResult p = run_process(argv, stem, env, cpu);
-  const std::string who =
-      fmt::format("{}round {} build {} ({})", profile ? "profiled " : "", round + 1, build.side, build.given);
+    c.argv.push_back(a);
+  c.argv.insert(c.argv.end(), w.overrides.begin(), w.overrides.end());
+  c.stem = scratch.file(fmt::format("{}round{}-{}", profile ? "why-" : "", round, build.side));
+  c.env = {{"TWINBENCH_SEQUENTIAL_LOOKS", std::to_string(plan.looks.size())},
+           {"TWINBENCH_SEQUENTIAL_PLAN", compare::plan_text(plan)}};
+  if (one_thread) c.env.emplace_back("TWINBENCH_THREADS", "1");
+  c.who = fmt::format("{}round {} build {} ({})", profile ? "profiled " : "", round + 1, build.side, build.given);
+  return c;
+}
+
+// What one side's `run --json` said, or why the session cannot go on (AbError).
+SideRun side_result(const SideCommand& c, const ProcessResult& p, const Build& build, const TempDir& scratch,
+                    const std::string& look_metric) {
+  const std::string& who = c.who;
   if (p.exit_code == 3 || p.term_signal != 0 || stop_requested())
     throw AbError(Stop::kInterrupted, fmt::format("{}: interrupted", who));
   if (p.exit_code == 2)
@@ -101,6 +115,56 @@ SideRun run_side(const Build& build, const Workload& w, const std::string& label
     r.look_value = stored_metric(scratch.file(build.side + ".db"), r.run_id, look_metric);
   }
   return r;
+}
+
+SideRun run_side(const Build& build, const Workload& w, const std::string& label, const std::string& group,
+                 const TempDir& scratch, size_t round, const stats::SequentialPlan& plan,
+                 const std::string& look_metric, int cpu = -1, bool profile = false) {
+  const SideCommand c = side_command(build, w, label, group, scratch, round, plan, cpu >= 0, profile);
+  return side_result(c, run_process(c.argv, c.stem, c.env, cpu), build, scratch, look_metric);
+}
+
+// One round as a lockstep duet (base/duet.h): both builds' runs resident, one
+// step of each a round of steps in a random order. The side that ended the
+// duet (crashed, hung, refused) is reported first: its partner was only stopped.
+std::pair<SideRun, SideRun> lockstep_round(const Build& a, const Build& b, const Workload& w, const AbOptions& o,
+                                           const std::string& group, const TempDir& scratch, size_t round,
+                                           const stats::SequentialPlan& plan, std::mt19937_64& order) {
+  const SideCommand ca = side_command(a, w, o.label_a, group, scratch, round, plan, false);
+  const SideCommand cb = side_command(b, w, o.label_b, group, scratch, round, plan, false);
+  std::vector<SpawnOptions> spawns;
+  for (const SideCommand* c : {&ca, &cb}) {
+    SpawnOptions s;
+    s.argv = c->argv;
+    s.env = c->env;
+    s.stdout_path = c->stem + ".out";
+    s.stderr_path = c->stem + ".err";
+    spawns.push_back(std::move(s));
+  }
+  DuetOptions options;
+  options.conduct.step_timeout = std::chrono::duration<double>(o.step_timeout_s);
+  options.conduct.should_stop = [] { return stop_requested(); };
+  options.cpus_per_side = configured_threads();  // each build's run, all its processes together
+  DuetResult duet;
+  try {
+    duet = run_duet(spawns, order, options);
+  } catch (const std::exception& e) {
+    throw AbError(Stop::kFailure, fmt::format("round {}: its duet could not start: {}", round + 1, e.what()));
+  }
+  const auto result = [&](size_t i) {
+    const SideCommand& c = i == 0 ? ca : cb;
+    const DuetSide& side = duet.sides[i];
+    if (side.report.end == lockstep::SideEnd::kHung)
+      throw AbError(Stop::kFailure, fmt::format("{}: {} (killed; its partner was stopped)", c.who, duet.conducted.failure));
+    return side_result(c, process_result(side.exit.exit_code, side.exit.term_signal, c.stem), i == 0 ? a : b, scratch,
+                       o.look_metric);
+  };
+  if (duet.conducted.failed_side == 1) {
+    SideRun rb = result(1);
+    return {result(0), rb};
+  }
+  SideRun ra = result(0);
+  return {ra, result(1)};
 }
 
 // The sides' stores of a session into the one it reports to: a file is merged
@@ -202,12 +266,21 @@ AbResult probed_builds(const AbOptions& o, const Workload& w, const TempDir& scr
   res.label_b = o.label_b;
   res.variant = o.variant;
   res.alpha = o.alpha;
-  res.duet = o.duet;
   res.db = o.db;
-  for (const Build* b : {&res.a, &res.b}) {
+  for (Build* b : {&res.a, &res.b}) {
     log << fmt::format("ab: probing build {}: {}\n", b->side, b->binary);
     probe_build(*b, w, scratch.path().string());
   }
+  res.pairing = o.pairing;
+  if (o.pairing == Pairing::kLockstep)
+    for (const Build* b : {&res.a, &res.b})
+      if (!b->lockstep && res.pairing == Pairing::kLockstep) {
+        res.pairing = Pairing::kRuns;
+        res.pairing_note = fmt::format("build {} ({}) predates lockstep duets (its `run` has no --lockstep-fd): "
+                                       "run-level pairs, one run per build a round",
+                                       b->side, b->given);
+        log << "ab: " << res.pairing_note << "\n";
+      }
   return res;
 }
 
@@ -275,6 +348,21 @@ void compare_session(AbResult& res, const AbOptions& o, const Workload& w, std::
 
 }  // namespace
 
+const char* to_string(Pairing p) {
+  switch (p) {
+    case Pairing::kLockstep: return "lockstep";
+    case Pairing::kRuns: return "runs";
+    case Pairing::kSimultaneous: return "simultaneous";
+  }
+  return "?";
+}
+
+Pairing pairing_named(const std::string& name) {
+  for (const Pairing p : {Pairing::kLockstep, Pairing::kRuns, Pairing::kSimultaneous})
+    if (name == to_string(p)) return p;
+  throw std::invalid_argument(fmt::format("pairing '{}': expected lockstep, runs or simultaneous", name));
+}
+
 stats::SequentialPlan session_plan(size_t rounds, size_t max_rounds) {
   return rounds > 0 ? stats::SequentialPlan{{rounds}} : stats::default_plan(max_rounds);
 }
@@ -313,7 +401,11 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
                            r.median_step_s ? fmt::format("{:.5f}", *r.median_step_s) : "-",
                            r.final_loss ? fmt::format("{:.4f}", *r.final_loss) : "-");
       };
-      if (o.duet) {
+      if (res.pairing == Pairing::kLockstep) {
+        const auto [a_run, b_run] = lockstep_round(res.a, res.b, w, o, res.group_id, scratch, i, res.plan, order);
+        record(true, a_run);
+        record(false, b_run);
+      } else if (res.pairing == Pairing::kSimultaneous) {
         // Duet (Bulej et al. 2020): A and B at the same time, one per core, so both
         // meet the same interference; each pinned, one thread.
         // The cores swap at random with the round's order: a faster core must not favour one side

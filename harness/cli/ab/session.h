@@ -24,6 +24,11 @@ namespace twinbench::ab {
 // change at this machine's single-thread noise with ~15 s runs (docs/verdicts.md).
 inline constexpr double kDefaultBudgetSeconds = 600;
 
+enum class Pairing { kLockstep, kRuns, kSimultaneous };
+// "lockstep", "runs", "simultaneous", and back (std::invalid_argument for another name).
+const char* to_string(Pairing p);
+Pairing pairing_named(const std::string& name);
+
 struct AbOptions {
   std::string a, b;                    // --a / --b: executables or build directories
   std::string case_name, preset;       // exactly one of them
@@ -37,7 +42,14 @@ struct AbOptions {
   double budget_s = kDefaultBudgetSeconds;
   double alpha = 0.05;  // false-alarm rate of the session's step time over all its looks (and of its other times)
   uint64_t seed = 0;    // order of each round (AB or BA); 0 = from the clock
-  bool duet = false;    // run A and B of a round at the same time, pinned one per core, one thread each
+  // How each round runs its two builds (docs/verdicts.md §1):
+  //   kLockstep: a lockstep duet — both resident, one step of each a round of
+  //     steps in a random order (falls back to kRuns, saying why, when a build
+  //     predates `run --lockstep-fd`);
+  //   kRuns: one run per build, AB or BA at random (run-level pairs);
+  //   kSimultaneous: both runs at the same time, pinned one per core, one thread each (`--duet`).
+  Pairing pairing = Pairing::kLockstep;
+  double step_timeout_s = 300;  // lockstep: a side's step may take max(this, 10x its longest step)
   std::map<std::string, double> thresholds;  // metric -> threshold, on top of the case's [thresholds]
   std::string db = store::default_location();  // where both sides are stored
   std::string label_a = "ab:A", label_b = "ab:B";  // recorded as each side's branch label
@@ -76,7 +88,8 @@ struct AbResult {
   std::string what_decides;     // after an undecided last look: what more pairs would do (compare::Look)
   std::string levels;           // each timing interval's level and why (compare::Comparison::levels)
   double seconds = 0;
-  bool duet = false;
+  Pairing pairing = Pairing::kLockstep;  // as the rounds ran
+  std::string pairing_note;  // why lockstep was asked for and not used ("" when it was not)
   std::vector<Round> rounds;
   std::vector<MetricRow> metrics;  // spec (MaxView) order; metrics neither side has are left out
   compare::Verdict worst = compare::Verdict::kNoChange;

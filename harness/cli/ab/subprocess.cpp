@@ -59,12 +59,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
       forwarded = true;
     }
   }
-  ProcessResult r;
   const ExitStatus exit = exit_status_of(status);
-  r.exit_code = exit.exit_code;
-  r.term_signal = exit.term_signal;
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
+  return process_result(exit.exit_code, exit.term_signal, log_stem);
+}
+
+ProcessResult process_result(int exit_code, int term_signal, const std::string& log_stem) {
+  ProcessResult r;
+  r.exit_code = exit_code;
+  r.term_signal = term_signal;
+  r.out = slurp(log_stem + ".out");
+  r.err = slurp(log_stem + ".err");
   return r;
 }
 

@@ -26,6 +26,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
                           const std::vector<std::pair<std::string, std::string>>& env = {}, int cpu = -1,
                           const std::string& working_dir = "");
 
+// What a child that exited with `exit` left in `<log_stem>.out` and `.err`.
+ProcessResult process_result(int exit_code, int term_signal, const std::string& log_stem);
+
 // The last non-empty line of `text` that starts with "twinbench: error:"
 // (without that prefix), else the last non-empty line (CLI11's "Run with --help"
 // hint skipped), else "".

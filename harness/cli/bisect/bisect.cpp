@@ -53,8 +53,10 @@ std::string workload_key(const BisectOptions& o, const std::string& case_file) {
   std::string text = "case\n" + read_file(case_file) + "\nvariant\n" + o.variant + "\noverrides\n";
   for (const auto& v : o.overrides) text += v + "\n";
   if (o.reduced) text += "reduced\n";  // only then: keys of sessions stored before --reduced existed stay
-  text += fmt::format("threads\n{}\nduet\n{}\nbuild\n{}\nrun\n{}\nhost\n{}\n", threads ? threads : "", o.duet,
-                      o.build_cmd, o.run_cmd, store::host_name());
+  // "duet" names the simultaneous pairing, as keys stored before lockstep duets did; lockstep is its own measurement.
+  text += fmt::format("threads\n{}\nduet\n{}\nbuild\n{}\nrun\n{}\nhost\n{}\n", threads ? threads : "",
+                      o.pairing == ab::Pairing::kSimultaneous, o.build_cmd, o.run_cmd, store::host_name());
+  if (o.pairing == ab::Pairing::kLockstep) text += "pairing\nlockstep\n";
   return logs::sha256_hex(text).substr(0, 12);
 }
 
@@ -249,7 +251,8 @@ std::optional<Probe> Bisector::measure(size_t index, bool against_bad, std::opti
   a.max_rounds = o_.max_rounds;
   a.budget_s = o_.budget_s;
   a.alpha = o_.alpha;
-  a.duet = o_.duet;
+  a.pairing = o_.pairing;
+  a.step_timeout_s = o_.step_timeout_s;
   a.thresholds = o_.thresholds;
   if (threshold) a.thresholds[metric_->name] = *threshold;
   a.group_id = new_group(index, reference);

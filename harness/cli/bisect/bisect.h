@@ -38,7 +38,8 @@ struct BisectOptions {
   size_t max_rounds = stats::kDefaultMaxPairs;
   double alpha = 0.05;  // false-alarm rate of each session
   uint64_t seed = 0;    // session k's AB/BA order is seeded with seed + k (0: from the clock)
-  bool duet = false;
+  ab::Pairing pairing = ab::Pairing::kLockstep;  // each session's rounds (ab's --pairing)
+  double step_timeout_s = 300;
   std::map<std::string, double> thresholds;  // --threshold; the judged metric's fixes every session's threshold
   size_t max_probes = 0;                     // probes after the confirm (0: as many as the history needs)
   std::string build_cmd;  // --build (empty: trees.h kDefaultBuild)

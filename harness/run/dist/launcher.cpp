@@ -36,13 +36,6 @@ struct Worker {
   fs::path error_file;
 };
 
-std::string self_path() {
-  std::error_code ec;
-  const auto p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + ec.message());
-  return p.string();
-}
-
 std::string first_line(const fs::path& file) {
   std::ifstream in(file);
   std::string line;
@@ -169,6 +162,7 @@ LaunchResult launch(const std::vector<std::string>& args, const LaunchOptions& o
                          {"TWINBENCH_ERROR_FILE", w.error_file.string()}};
     spawn_options.stdout_path = "/dev/null";  // rank 0's results go to the store, not the terminal
     spawn_options.die_with_parent = true;     // a killed launcher leaves no orphans
+    if (rank == 0 && o.rank0_fd >= 0) spawn_options.inherit_fds.push_back(o.rank0_fd);
     try {
       w.pid = spawn(spawn_options);
     } catch (const std::exception&) {  // fork failed (process limit): leave nothing behind

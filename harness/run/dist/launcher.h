@@ -31,6 +31,8 @@ struct LaunchOptions {
   // it before SIGKILL. With the spawn-rate bound and the last wait this keeps
   // a stopped launch under 5 s.
   std::chrono::milliseconds stop_grace{3000};
+  // A descriptor rank 0 alone inherits (a lockstep duet's end, base/lockstep.h); -1: none.
+  int rank0_fd = -1;
 };
 
 struct LaunchResult {

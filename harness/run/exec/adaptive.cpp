@@ -14,6 +14,7 @@
 #include "harness/compare/adaptive_matrix.h"
 #include "harness/compare/family.h"
 #include "harness/compare/sequential.h"
+#include "harness/run/exec/duet_round.h"
 #include "harness/run/exec/runner.h"
 #include "harness/stats/sequential.h"
 
@@ -68,18 +69,23 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
 
   // One round of case c: every implementation once, in a random order (A B or
   // B A: drift cannot favour one side). False when the case stopped.
-  const auto run_round = [&](size_t c) {
+  const auto play_round = [&](size_t c) {
     const RunConfig& config = configs[c];
     const size_t p = matrix.state(c).rounds;
     std::vector<size_t> round(variants.size());
     std::iota(round.begin(), round.end(), 0);
-    std::shuffle(round.begin(), round.end(), order);
+    std::shuffle(round.begin(), round.end(), order);  // the order of a round that is not a duet
+    std::vector<std::string> names;
+    for (const size_t v : round) names.push_back(variants[v]);
     std::vector<double> times(variants.size(), stats::kNaN);
-    std::string not_completed;
+    std::string not_completed, refusal;
     const auto round_start = Clock::now();
-    for (const size_t v : round) {
-      if (stop_requested()) break;
-      res.outcomes.push_back(run_one(config, variants[v], static_cast<int>(p), options));
+    const auto ran = twinbench::run_round(config, names, static_cast<int>(p), options, order, log, &refusal);
+    if (p == 0 && !refusal.empty() && options.lockstep)
+      log << fmt::format("matrix: {}: run-level pairs, not a lockstep duet: {}\n", cases[c].name, refusal);
+    for (size_t k = 0; k < ran.size(); ++k) {
+      const size_t v = round[k];
+      res.outcomes.push_back(ran[k]);
       const RunOutcome& r = res.outcomes.back();
       times[v] = median_step_time(r);
       if (r.status != RunStatus::completed && not_completed.empty())
@@ -130,7 +136,7 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
     for (size_t k = 0; k < next->rounds && matrix.state(next->case_index).running(); ++k) {
       const bool owed = matrix.state(next->case_index).rounds < matrix.min_pairs();
       if (!owed && seconds_left() <= 0) break;
-      if (run_round(next->case_index)) look(next->case_index);
+      if (play_round(next->case_index)) look(next->case_index);
     }
   }
   // The budget's end (or a stop request): a case between two looks looks once more.

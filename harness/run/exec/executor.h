@@ -76,6 +76,14 @@ struct RunnerOptions {
   // Runs of the adaptive matrix (run/exec/adaptive.h): the pair counts each case
   // looks at, recorded in every run's provenance for the reports (empty = fixed repeats).
   std::vector<int> sequential_plan;
+  // Lockstep (docs/verdicts.md §1). In a duet's side (`run --lockstep-fd N`):
+  // the duet's end, which every step waits on for its turn (a launched job's
+  // rank 0 holds it); -1: not a side. In the process that runs a round of
+  // several implementations: whether they run as a lockstep duet where they
+  // can (else one run after another), and the bound on a side's step.
+  int lockstep_fd = -1;
+  bool lockstep = true;
+  double step_timeout_s = 300;
 };
 
 // One run to carry out: the resolved config, its store row (not yet begun),
@@ -109,6 +117,18 @@ bool is_external_variant(const RunConfig& config, const std::string& variant);
 // else as above.
 std::unique_ptr<Executor> executor_for(const RunConfig& config, const std::string& variant,
                                        const RunnerOptions& options);
+
+// The `run` command line (without the program) with which another process of
+// this binary carries out the run `out` names (its case, variant, repeat and
+// row `out.run_id`, already begun in `db_location`) under `o`'s group, labels
+// and device kind: a launcher's workers and a duet's sides (duet_round.h).
+std::vector<std::string> run_command(const RunConfig& config, const RunOutcome& out, const std::string& db_location,
+                                     const RunnerOptions& o);
+
+// The outcome of a run another process carried out, as `db` holds it (its row
+// and metrics; on a server store also from the spill, Store::collect_run):
+// a row that process left running is finished here as `unfinished` says.
+void collect_outcome(store::Store& db, RunOutcome& out, const std::pair<RunStatus, std::string>& unfinished);
 
 // Writes a run's steps to the store in batches, so that storing never costs
 // measurable training time (one transaction per kFlushBatch steps).

@@ -10,6 +10,7 @@
 #include "harness/metrics/catalogue.h"
 #include "harness/run/train/batches.h"
 #include "harness/run/dist/data_parallel.h"
+#include "harness/run/dist/job_gate.h"
 #include "harness/run/dist/launcher.h"
 #include "harness/run/exec/executor.h"
 #include "harness/run/exec/device_choice.h"
@@ -181,6 +182,10 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
         fmt::format("{}/{}", config.train.checkpoint_dir, out.run_id.empty() ? label : out.run_id);
     hooks.should_stop = [] { return stop_requested(); };
     if (dp) hooks.sync = dp.get();
+    // A duet's side (docs/verdicts.md §1): every step waits for its turn.
+    std::unique_ptr<StepGate> gate;
+    if (o.lockstep_fd >= 0) gate = dist::make_job_gate(o.lockstep_fd, world);
+    hooks.gate = gate.get();
     const TrainResult result = train(trained, config, *data, hooks);
     if (o.profile) {
       OpProfile ops = profiler.stop();

@@ -1,7 +1,9 @@
 // One run/matrix invocation (see invocation.h).
 #include "harness/run/exec/invocation.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -46,6 +48,18 @@ void check_variants(const std::vector<RunConfig>& configs, const InvocationOptio
       throw ConfigError("command line", "--adaptive", "not for a worker of a data-parallel job (--rank/--world-size)");
     if (o.variants.size() < 2)
       throw ConfigError("command line", "--adaptive", "needs at least two implementations (--variant A,B) to pair");
+  }
+  if (o.lockstep_fd >= 0) {
+    const int repeats = o.repeats > 0 ? o.repeats : configs.front().measure.repeats;
+    if (configs.size() != 1 || o.variants.size() != 1 || repeats != 1 || o.adaptive)
+      throw ConfigError("command line", "--lockstep-fd",
+                        "a duet's side runs one case with one implementation once (--repeats 1, no --adaptive)");
+    // A launched job's other ranks do not hold the end: rank 0 speaks for them.
+    struct stat st {};
+    if (o.rank <= 0 && (fstat(o.lockstep_fd, &st) != 0 || !S_ISSOCK(st.st_mode)))
+      throw ConfigError("command line", "--lockstep-fd",
+                        fmt::format("{} is not an open socket: the option is for the duet that starts this process",
+                                    o.lockstep_fd));
   }
   if ((o.rank >= 0) != (o.world_size > 0))
     throw ConfigError("command line", o.rank >= 0 ? "--world-size" : "--rank", "--rank and --world-size go together");
@@ -169,6 +183,11 @@ Invocation run_invocation(const std::vector<RunConfig>& configs_in, const Invoca
   runner.master_addr = o.master_addr;
   runner.master_port = o.master_port;
   runner.progress = o.progress;
+  runner.lockstep = o.lockstep;
+  runner.step_timeout_s = o.step_timeout_s;
+  runner.lockstep_fd = o.lockstep_fd;
+  // Only a launched job's rank 0 inherits the end, not the other processes this one starts.
+  if (o.lockstep_fd >= 0 && (!world || world->rank() == 0)) fcntl(o.lockstep_fd, F_SETFD, FD_CLOEXEC);
   if (o.db && (!world || world->rank() == 0)) {  // rank 0 alone writes
     db.emplace(*o.db);
     // A server lost and back, and what the local spill keeps meanwhile (docs/fleet.md).
@@ -187,7 +206,7 @@ Invocation run_invocation(const std::vector<RunConfig>& configs_in, const Invoca
   const auto columns = reference_first(o.variants, o.reference);  // the Diff / "vs" columns are against it
   std::optional<AdaptiveResult> adaptive;
   if (o.adaptive) adaptive = run_adaptive(configs, columns, runner, o.adaptive_options, log);
-  out.outcomes = adaptive ? adaptive->outcomes : run_all(configs, o.variants, runner);
+  out.outcomes = adaptive ? adaptive->outcomes : run_all(configs, o.variants, runner, log);
 
   // The console analysis, once; the why's profiled pairs are explained in it.
   out.tables = compare::analyze_run_tables(views_of(out.outcomes, out.group_id), columns, compare::CompareOptions{});

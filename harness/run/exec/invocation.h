@@ -45,6 +45,15 @@ struct InvocationOptions {
   bool why_always = false;
   bool profile_run = false;  // every run is a profiled run (`ab` asks its builds)
   bool allow_test_hooks = false;  // run with a planted-cause hook set (run/hooks/hooks.h)
+  // Lockstep (docs/verdicts.md §1): a round of several implementations runs as
+  // a duet where it can (`--pairing lockstep`, the default), else one run after
+  // another (`--pairing runs`); a side's step may take at most
+  // max(step_timeout_s, 10 x its longest step) (--step-timeout).
+  bool lockstep = true;
+  double step_timeout_s = 300;
+  // A duet's side (`--lockstep-fd N`, given by the duet that starts it): its
+  // end of the duet, which each step waits on; -1: not a side.
+  int lockstep_fd = -1;
 };
 
 struct Invocation {

@@ -49,48 +49,34 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
     scratch.emplace(scratch_dir->file("runs.db"));
     db = &*scratch;
   }
-  out.run_id = db->begin_run(record);
+  // A duet's side (run/exec/duet_round.h) was handed the row its conductor began.
+  if (o.adopted_run_id.empty()) {
+    out.run_id = db->begin_run(record);
+  } else {
+    out.run_id = o.adopted_run_id;
+    db->adopt_run(out.run_id);
+  }
   const int nproc = static_cast<int>(config.dist.nproc);
   const int port = o.master_port > 0 ? o.master_port : dist::free_port();
-  std::vector<std::string> args{"run"};
-  if (!config.case_file.empty()) {
-    args.insert(args.end(), {"--case", config.case_file});
-    if (config.reduced) args.emplace_back("--reduced");
-  } else {
-    args.insert(args.end(), {"--preset", config.model.preset});
-  }
-  args.insert(args.end(), config.overrides.begin(), config.overrides.end());
-  args.insert(args.end(), {"--variant", out.variant, "--repeats", "1", "--repeat-index", std::to_string(out.repeat),
-                           "--db", db->location(), "--group", o.group_id, "--run-id", out.run_id, "--world-size",
-                           std::to_string(nproc), "--master-addr", o.master_addr, "--master-port",
+  std::vector<std::string> args = run_command(config, out, db->location(), o);
+  args.insert(args.end(), {"--world-size", std::to_string(nproc), "--master-addr", o.master_addr, "--master-port",
                            std::to_string(port)});
-  if (!o.labels.branch.empty()) args.insert(args.end(), {"--branch", o.labels.branch});
-  if (!o.labels.commit.empty()) args.insert(args.end(), {"--commit", o.labels.commit});
-  if (!o.progress) args.emplace_back("--no-progress");
-  // The kind alone: each worker takes its own device of it (DeviceRuntime::worker_device).
-  args.insert(args.end(), {"--device", device::runtime_for(o.device).name()});
 
   dist::LaunchOptions launch;
   launch.nproc = nproc;
   launch.threads_per_worker = threads_per_worker;
+  // A duet's side: every rank waits for the turn, rank 0 alone holds the duet's end.
+  if (o.lockstep_fd >= 0) {
+    args.insert(args.end(), {"--lockstep-fd", std::to_string(o.lockstep_fd)});
+    launch.rank0_fd = o.lockstep_fd;
+  }
   const dist::LaunchResult launched = dist::launch(args, launch);
 
   // The launcher finishes what rank 0 did not: a failure naming the rank, a
   // stop, or rank 0's own store error that it could not store (then the row
   // may stay running here too, its cause kept for the next open).
   // The row is on the server, or in the spill where rank 0 ended it while the server was away.
-  store::MetricMap stored;
-  if (const auto run = db->collect_run(out.run_id); run && run->run.status != RunStatus::running) {
-    out.status = run->run.status;
-    out.reason = run->run.reason;
-    stored.insert(run->metrics.begin(), run->metrics.end());
-  } else {
-    std::tie(out.status, out.reason) = unfinished_outcome(launched);
-    db->finish_run_or_keep_cause(out.run_id, out.status, out.reason);
-  }
-  if (!stored.empty()) out.metrics = metrics::from_map(stored);
-  for (const auto& [name, value] : stored)
-    if (name.rfind("int8_", 0) == 0) out.extra_metrics.emplace_back(name, value);
+  collect_outcome(*db, out, unfinished_outcome(launched));
   if (!o.store) out.run_id.clear();
   return out;
 }

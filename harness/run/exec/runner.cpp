@@ -3,7 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <ostream>
+#include <random>
+
 #include "harness/base/interrupt.h"
+#include "harness/run/exec/duet_round.h"
 #include "harness/run/exec/device_choice.h"
 #include "harness/run/dist/world.h"
 #include "harness/run/exec/host_guard.h"
@@ -55,24 +60,26 @@ store::RunRecord run_record(const RunConfig& config, const std::string& variant_
 
 }  // namespace
 
-RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, int repeat,
-                   const RunnerOptions& options) {
-  RunConfig config = config_in;
+PreparedRun prepare_run(const RunConfig& config_in, const std::string& variant_name, int repeat,
+                        const RunnerOptions& options, const std::string& pairing) {
+  PreparedRun p{config_in, options, {}, {}, 1, 1, ""};
+  RunConfig& config = p.config;
   // The device of this case: --device against requires.device (device_choice.h).
   // A launcher's worker was handed its own device already.
-  RunnerOptions o = options;
+  RunnerOptions& o = p.options;
   const DeviceChoice choice = o.world ? DeviceChoice{o.device, ""} : choose_device(o.device_request, config);
   o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
-  RunOutcome out{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}};
+  p.outcome = RunOutcome{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   describe_device(o.device, prov);
   // Launched workers share this process's cores out between them (host_guard.h).
   const HostLoad load = host_load(config, at::get_num_threads(), o.world != nullptr);
-  const int threads = load.threads_per_process;
-  prov.threads = threads;
+  p.threads = load.threads_per_process;
+  p.processes = load.processes;
+  prov.threads = p.threads;
   prov.host_cores = load.cores;
   prov.oversubscribed = load.oversubscribed();  // allowed by --oversubscribe, else refused before
   prov.world_size = static_cast<int>(config.dist.nproc);
@@ -86,26 +93,36 @@ RunOutcome run_one(const RunConfig& config_in, const std::string& variant_name, 
     prov.sequential_looks = static_cast<int>(o.sequential_plan.size());
   }
   if (o.profile_run) prov.run_role = "profile";
+  prov.pairing = o.lockstep_fd >= 0 ? "lockstep" : pairing;
   for (const auto& hook : hooks::in_environment()) prov.test_hooks.emplace_back(hook.variable, hook.value);
-  const store::RunRecord record = run_record(config, variant_name, repeat, prov, o);
-  out.config_json = record.config_json;
-  out.provenance_json = record.provenance_json;
+  p.record = run_record(config, variant_name, repeat, prov, o);
+  p.outcome.config_json = p.record.config_json;
+  p.outcome.provenance_json = p.record.provenance_json;
 
-  std::string reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device)
-                                                  : choice.skip_reason;
+  std::string& reason = p.skip_reason;
+  reason = choice.skip_reason.empty() ? skip_reason(config, load.processes, o.device) : choice.skip_reason;
   // A profiled run observes the ops of this process (run/profile/run_profile.h).
   if (reason.empty() && o.profile_run && (is_external_variant(config, variant_name) || config.dist.nproc > 1))
     reason = is_external_variant(config, variant_name)
                  ? "a profiled run observes ops in this process; an external trainer runs as its own"
                  : "a profiled run observes ops in this process; a data-parallel run is launched as workers";
-  if (!reason.empty()) {
-    out.status = RunStatus::skipped;
-    out.reason = reason;
-    if (o.store) out.run_id = o.store->record_skipped(record, reason);
-    return out;
-  }
+  return p;
+}
+
+RunOutcome record_skipped(const PreparedRun& p) {
+  RunOutcome out = p.outcome;
+  out.status = RunStatus::skipped;
+  out.reason = p.skip_reason;
+  if (p.options.store) out.run_id = p.options.store->record_skipped(p.record, p.skip_reason);
+  return out;
+}
+
+RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int repeat, const RunnerOptions& options) {
+  const PreparedRun p = prepare_run(config, variant_name, repeat, options);
+  if (!p.skip_reason.empty()) return record_skipped(p);
   // TWINBENCH_TEST_NUMERICS_BUG (tests only): train with a planted bug, record the configured model.
-  return executor_for(config, variant_name, o)->execute({numerics_bug::plant(config), record, out, threads}, o);
+  return executor_for(p.config, variant_name, p.options)
+      ->execute({numerics_bug::plant(p.config), p.record, p.outcome, p.threads}, p.options);
 }
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
@@ -140,14 +157,19 @@ std::string skip_reason(const RunConfig& c, int processes, const torch::Device& 
 }
 
 std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
-                                const RunnerOptions& options) {
+                                const RunnerOptions& options, std::ostream& log) {
   std::vector<RunOutcome> outcomes;
+  std::mt19937_64 order(static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   for (const auto& config : configs)
-    for (int repeat = 0; repeat < config.measure.repeats; ++repeat)
-      for (const auto& variant : variants) {
-        if (stop_requested()) return outcomes;
-        outcomes.push_back(run_one(config, variant, repeat, options));
-      }
+    for (int repeat = 0; repeat < config.measure.repeats; ++repeat) {
+      if (stop_requested()) return outcomes;
+      std::string refusal;
+      // Several implementations: a repeat is one round of all of them, a lockstep duet where it can be.
+      for (auto& r : run_round(config, variants, repeat, options, order, log, &refusal))
+        outcomes.push_back(std::move(r));
+      if (repeat == 0 && !refusal.empty() && options.lockstep && variants.size() > 1)
+        log << fmt::format("{}: run-level pairs, not a lockstep duet: {}\n", case_label(config), refusal);
+    }
   return outcomes;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,14 +22,35 @@ namespace twinbench {
 // (A case's requires.device is settled before, by choose_device.)
 std::string skip_reason(const RunConfig& config, int processes = 1, const torch::Device& device = torch::kCPU);
 
-// Runs every config with every variant `repeats` times (in that nesting), stopping
-// early when a stop is requested (the interrupted run is stored as such).
+// Runs every config with every variant `repeats` times (in that nesting: each
+// repeat one round of the variants, a lockstep duet where it can be,
+// duet_round.h), stopping early when a stop is requested (the interrupted run
+// is stored as such). A round that cannot be a duet says why on `log`.
 std::vector<RunOutcome> run_all(const std::vector<RunConfig>& configs, const std::vector<std::string>& variants,
-                                const RunnerOptions& options);
+                                const RunnerOptions& options, std::ostream& log);
 
 // One run of `config` with `variant` as repeat `repeat`: skipped with the reason
 // when it cannot run here, else carried out by its executor and stored.
 RunOutcome run_one(const RunConfig& config, const std::string& variant, int repeat, const RunnerOptions& options);
+
+// A run decided but not yet carried out: its config, its options (the device
+// chosen), its store row (not begun), the outcome so far, the threads of each
+// of its processes, and why it cannot run here ("" when it can).
+struct PreparedRun {
+  RunConfig config;
+  RunnerOptions options;
+  store::RunRecord record;
+  RunOutcome outcome;
+  int threads = 1;
+  int processes = 1;  // launched workers (dist.nproc), else 1
+  std::string skip_reason;
+};
+// What run_one decides before its executor runs: `pairing` is recorded in the
+// run's provenance ("lockstep" for a duet's side, base/provenance.h).
+PreparedRun prepare_run(const RunConfig& config, const std::string& variant, int repeat, const RunnerOptions& options,
+                        const std::string& pairing = "");
+// Records a prepared run that cannot run here as skipped.
+RunOutcome record_skipped(const PreparedRun& run);
 
 // The "case" label of a config: the case name, or "preset:<name>".
 std::string case_label(const RunConfig& config);

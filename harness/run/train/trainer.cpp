@@ -88,6 +88,11 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   // The step's time with the device synchronised at its boundary (device runtime).
   const auto clock = device::runtime_for(device).step_timer(device);
   for (int64_t step = position.next_step; step < t.steps; ++step) {
+    if (hooks.gate && !hooks.gate->await_turn()) {  // waiting for the turn is no part of the step
+      result.status = RunStatus::interrupted;
+      result.reason = fmt::format("stopped by its duet before step {} (a partner ended or a stop was requested)", step);
+      break;
+    }
     clock->start();
     const double cpu_start = process_cpu_seconds();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
@@ -183,6 +188,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
       break;
     }
   }
+  if (hooks.gate) hooks.gate->finish();
   // What stays between steps: parameters, gradients, optimizer state (and the tables and batches a run keeps).
   result.resident_bytes = device::runtime_for(device).memory(device).allocated;
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();

@@ -48,11 +48,22 @@ class StepSync {
   virtual bool writes_checkpoints() const = 0;
 };
 
+// A lockstep side's turns (a duet, docs/verdicts.md §1; run/dist/job_gate.h):
+// the loop asks for its turn before each step, outside the step's time, and
+// says when it has run its last step.
+class StepGate {
+ public:
+  virtual ~StepGate() = default;
+  virtual bool await_turn() = 0;  // false: stop before this step (the run ends interrupted)
+  virtual void finish() = 0;      // after the last step, before the run's own bookkeeping
+};
+
 struct TrainHooks {
   std::function<void(const StepRecord&)> on_step;  // every record as it is produced
   std::string checkpoint_prefix;  // checkpoints go to <prefix>-step<N>.safetensors
   std::function<bool()> should_stop;  // polled after every step (signals)
   StepSync* sync = nullptr;           // data parallel; nullptr = this process alone
+  StepGate* gate = nullptr;           // lockstep; nullptr = steps back to back
 };
 
 // Trains `variant` for config.train.steps steps (continuing from train.resume_from
