@@ -116,8 +116,10 @@ std::string runs_text(const Comparison& c) {
   const size_t pairs = c.pairs;
   if (pairs > 0) {
     const size_t looks = c.sequential_looks;
-    return fmt::format("{} interleaved pair{}{}", pairs, pairs == 1 ? "" : "s",
-                       looks > 0 ? fmt::format(" (adaptive: {} looks)", looks) : std::string());
+    const bool duets = c.pairing == compare::Pairing::kLockstep;
+    const std::string unit = duets ? (pairs == 1 ? "lockstep duet" : "lockstep duets")
+                                   : (pairs == 1 ? "interleaved pair of runs" : "interleaved pairs of runs");
+    return fmt::format("{} {}{}", pairs, unit, looks > 0 ? fmt::format(" (adaptive: {} looks)", looks) : std::string());
   }
   return fmt::format("{} vs {} runs", c.runs_a.size(), c.runs_b.size());
 }

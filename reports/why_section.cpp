@@ -32,10 +32,10 @@ std::string phase_text(const std::string& phase) { return phase.empty() ? "-" : 
 std::string how_measured(const compare::TimeWhy& t) {
   const std::string runs = t.pairs > 0 ? fmt::format("{} interleaved profiled pair{}", t.pairs, t.pairs == 1 ? "" : "s")
                                        : fmt::format("{} and {} profiled runs (unpaired)", t.runs_a, t.runs_b);
-  return fmt::format("{}, apart from the timed runs; {}; intervals at {:.4g}% each, one family of {} (every op "
+  return fmt::format("{}, apart from the timed runs; {}; intervals at {} each, one family of {} (every op "
                      "of at least {:g}% of the step, every category and phase); shares are of the profiled change",
                      runs, t.device_time ? "device kernel time per launching op (Kineto)" : "host self time per op",
-                     100 * t.confidence, t.tests, 100 * t.min_share_tested);
+                     stats::format_level(t.confidence), t.tests, 100 * t.min_share_tested);
 }
 
 std::string site_text(const MemoryEntry& m) {

@@ -110,7 +110,11 @@ const std::vector<Look>& AdaptiveMatrix::look(size_t c) {
   auto& s = states_[c];
   const double alpha = alpha_now();
   s.last.clear();
-  for (const auto& pairs : s.pairs) s.last.push_back(tests_[c].look(pairs, alpha));
+  for (const auto& pairs : s.pairs) {
+    s.last.push_back(tests_[c].look(pairs, alpha));
+    s.last.back().estimate.duets = s.duets;
+  }
+  const char* unit = s.duets ? "duets" : "pairs";
   s.last_look_rounds = s.rounds;
   ++s.looks;
   bool all = true, futile = true;
@@ -123,13 +127,13 @@ const std::vector<Look>& AdaptiveMatrix::look(size_t c) {
   if (!s.running()) return s.last;
   if (all) {
     s.status = Status::kDecisive;
-    s.stopped_because = fmt::format("decisive after {} pairs", s.rounds);
+    s.stopped_because = fmt::format("decisive after {} {}", s.rounds, unit);
   } else if (futile) {
     s.status = Status::kFutile;
-    s.stopped_because = fmt::format("futile after {} pairs: {}", s.rounds, what_decides(c));
+    s.stopped_because = fmt::format("futile after {} {}: {}", s.rounds, unit, what_decides(c));
   } else if (s.rounds >= tests_[c].max_pairs()) {
     s.status = Status::kMaximum;
-    s.stopped_because = fmt::format("maximum of {} pairs; {}", s.rounds, what_decides(c));
+    s.stopped_because = fmt::format("maximum of {} {}; {}", s.rounds, unit, what_decides(c));
   }
   return s.last;
 }
@@ -142,7 +146,8 @@ void AdaptiveMatrix::end_of_budget() {
     if (!s.running()) continue;
     s.status = Status::kBudget;
     const std::string more = what_decides(c);
-    s.stopped_because = fmt::format("budget spent after {} pairs{}", s.rounds, more.empty() ? "" : "; " + more);
+    s.stopped_because =
+        fmt::format("budget spent after {} {}{}", s.rounds, s.duets ? "duets" : "pairs", more.empty() ? "" : "; " + more);
   }
 }
 
@@ -154,7 +159,7 @@ std::string AdaptiveMatrix::what_decides(size_t c) const {
     const std::string w = l.what_decides(tests_[c].max_pairs());
     if (!w.empty() && out.find(w) == std::string::npos) out += (out.empty() ? "" : "; ") + w;
   }
-  if (s.last.empty()) return s.rounds < 2 ? "too few pairs for an interval" : "";
+  if (s.last.empty()) return s.rounds < 2 ? (s.duets ? "too few duets for an interval" : "too few pairs for an interval") : "";
   return out;
 }
 

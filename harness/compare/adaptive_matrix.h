@@ -55,6 +55,7 @@ struct MatrixCaseState {
   std::vector<bool> rejected;             // per test: a look left no change out (Holm)
   size_t last_look_rounds = 0;            // rounds at its last look
   std::string stopped_because;            // for people
+  bool duets = false;                     // its rounds are lockstep duets (words only: "duets", not "pairs")
 
   bool running() const { return status == Status::kRunning; }
 };
@@ -94,6 +95,8 @@ class AdaptiveMatrix {
   // value, implementation value). Returns whether the case looks now (a
   // planned count, or the plan's maximum).
   bool add_round(size_t c, const std::vector<stats::RunPair>& round, double seconds);
+  // Case c's rounds are lockstep duets: its looks and status say "duets".
+  void mark_duets(size_t c) { states_[c].duets = true; }
   // Stops case c without a verdict (a run skipped, failed or interrupted): it
   // leaves the family unless a look of it already rejected.
   void stop(size_t c, const std::string& reason);

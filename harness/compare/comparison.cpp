@@ -57,6 +57,7 @@ struct Prepared {
   std::vector<metrics::Metric> specs;
   LookSchedule schedule;
   size_t pairs = 0;            // interleaved pairs (paired), else the smaller side's runs
+  bool lockstep = false;       // paired, and every run a side of a lockstep duet
   bool timing_judged = true;   // same hardware and no oversubscribed run: times are judged
 };
 
@@ -73,6 +74,9 @@ Prepared prepare(const ComparisonInput& in, const CompareOptions& o) {
     for (const auto* r : in.runs_b)
       if (repeats_a.count(r->run.repeat_index)) both.insert(r->run.repeat_index);
     p.pairs = both.size();
+    const auto duet = [](const RunView* r) { return lockstep(*r); };
+    p.lockstep = p.pairs > 0 && std::all_of(in.runs_a.begin(), in.runs_a.end(), duet) &&
+                 std::all_of(in.runs_b.begin(), in.runs_b.end(), duet);
   } else {
     p.pairs = std::min(in.runs_a.size(), in.runs_b.size());
   }
@@ -90,6 +94,7 @@ JudgeOptions judge_options(const Prepared& p, double alpha, const CompareOptions
   JudgeOptions judge;
   judge.confidence = p.schedule.confidence(p.pairs, alpha);
   judge.paired = o.paired;
+  judge.lockstep = p.lockstep;
   judge.target_change = o.target_change;
   return judge;
 }
@@ -133,16 +138,18 @@ Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& 
   summarize_side(c.runs_b, c.status_b, c.reason_b);
   c.paired = o.paired;
   if (c.paired) c.pairs = p.pairs;
+  c.pairing = !c.paired ? Pairing::kUnpaired : p.lockstep ? Pairing::kLockstep : Pairing::kRuns;
   c.sequential_looks = p.schedule.sequential() ? p.schedule.looks() : 0;
   const JudgeOptions primary = judge_options(p, levels.primary, o), secondary = judge_options(p, levels.secondary, o);
   c.confidence = primary.confidence;
   c.secondary_confidence = secondary.confidence;
   const std::string schedule = p.schedule.describe();
-  c.levels = fmt::format("step time (primary) at {:.4g}%: {}; other times (secondary) at {:.4g}%: {}{}",
-                         100 * c.confidence, levels.primary_why, 100 * c.secondary_confidence, levels.secondary_why,
+  c.levels = fmt::format("step time (primary) at {}: {}; other times (secondary) at {}: {}{}",
+                         stats::format_level(c.confidence), levels.primary_why,
+                         stats::format_level(c.secondary_confidence), levels.secondary_why,
                          schedule.empty() ? std::string()
                                           : fmt::format("; {}, judged at {} {}", schedule, p.pairs,
-                                                        c.paired ? "pairs" : "runs a side"));
+                                                        !c.paired ? "runs a side" : p.lockstep ? "duets" : "pairs"));
   std::set<std::string> fingerprints;
   c.hardware_a = describe_hardware(c.runs_a, fingerprints);
   c.hardware_b = describe_hardware(c.runs_b, fingerprints);
@@ -255,8 +262,17 @@ Comparison compare_runs(const std::string& case_name, const std::string& label_a
       .front();
 }
 
+const char* to_string(Pairing p) {
+  switch (p) {
+    case Pairing::kLockstep: return "lockstep duets";
+    case Pairing::kRuns: return "run-level pairs";
+    case Pairing::kUnpaired: return "runs made apart";
+  }
+  return "?";
+}
+
 std::string ci_label(const Comparison& c) {
-  const auto pct = [](double conf) { return fmt::format("{:.4g}%", 100 * conf); };
+  const auto pct = [](double conf) { return stats::format_level(conf); };
   if (pct(c.confidence) == pct(c.secondary_confidence)) return pct(c.confidence) + " CI";
   return fmt::format("{} CI; secondary {}", pct(c.confidence), pct(c.secondary_confidence));
 }

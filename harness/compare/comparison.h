@@ -18,6 +18,10 @@
 
 namespace twinbench::compare {
 
+enum class Pairing { kLockstep, kRuns, kUnpaired };
+// "lockstep duets", "run-level pairs", "runs made apart".
+const char* to_string(Pairing p);
+
 struct Comparison {
   std::string case_name;
   std::string variant;           // the implementation, for comparisons across refs
@@ -38,6 +42,9 @@ struct Comparison {
   std::string test_hooks_a, test_hooks_b;
   Verdict worst = Verdict::kNoChange;  // the most severe metric verdict
   bool paired = false;                 // timing intervals over interleaved pairs of runs
+  // How the sides were paired (docs/verdicts.md §1): lockstep duets (every run
+  // a duet's side), run-level pairs, or runs made apart (unpaired).
+  Pairing pairing = Pairing::kUnpaired;
   size_t pairs = 0;                    // those pairs (repeat indices both sides have); 0 unpaired
   size_t sequential_looks = 0;         // looks the procedure that made the runs planned (0: a fixed count)
   // The level of each timing interval (docs/verdicts.md §4): the primary test's

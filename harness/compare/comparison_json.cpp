@@ -17,6 +17,7 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   j["same_hardware"] = c.same_hardware;
   j["worst_verdict"] = to_string(c.worst);
   j["paired"] = c.paired;
+  j["pairing"] = to_string(c.pairing);
   j["confidence"] = c.confidence;
   j["secondary_confidence"] = c.secondary_confidence;
   j["levels"] = c.levels;

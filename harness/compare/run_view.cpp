@@ -49,6 +49,12 @@ bool oversubscribed(const RunView& run) {
   return flag_of(nlohmann::json::parse(run.run.provenance_json, nullptr, false), "oversubscribed");
 }
 
+bool lockstep(const RunView& run) {
+  if (run.run.provenance_json.find("\"pairing\"") == std::string::npos) return false;  // most runs: no parse
+  const auto j = nlohmann::json::parse(run.run.provenance_json, nullptr, false);
+  return j.is_object() && j.value("pairing", "") == "lockstep";
+}
+
 std::string test_hooks(const store::RunRecord& run) {
   if (run.provenance_json.find("\"test_hooks\"") == std::string::npos) return "";  // most runs: no parse
   const auto j = nlohmann::ordered_json::parse(run.provenance_json, nullptr, false);  // in the order stored

@@ -32,6 +32,9 @@ struct RunView {
 // Whether the run was marked as started on an oversubscribed host (more
 // processes x threads than cores): its times are not performance figures.
 bool oversubscribed(const RunView& run);
+// Whether the run was a side of a lockstep duet (its provenance's `pairing`,
+// docs/verdicts.md §1): its steps alternated with its partners', one round each.
+bool lockstep(const RunView& run);
 // The planted-cause test hooks a run was made with (its provenance's
 // `test_hooks`: harness/run/hooks/hooks.h), "VAR=VALUE, ..."; "" for a real
 // run. Every report marks such a run and no baseline takes it.

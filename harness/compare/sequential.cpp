@@ -165,10 +165,12 @@ bool Look::rejects_no_change() const {
 
 std::string Look::what_decides(size_t max_pairs) const {
   if (decisive()) return "";
-  if (!pairs_to_decide) return "the change sits on the threshold: no number of pairs decides it";
+  const std::string unit = stats::replicates(estimate, 2);  // "pairs", or "duets" for lockstep duets
+  if (!pairs_to_decide) return fmt::format("the change sits on the threshold: no number of {} decides it", unit);
   if (*pairs_to_decide == 0) return "the noise is not known yet";
-  if (*pairs_to_decide > 1000) return fmt::format("more than 1000 pairs would decide it (the maximum is {})", max_pairs);
-  return fmt::format("about {} pairs would decide it{}", *pairs_to_decide,
+  if (*pairs_to_decide > 1000)
+    return fmt::format("more than 1000 {} would decide it (the maximum is {})", unit, max_pairs);
+  return fmt::format("about {} {} would decide it{}", *pairs_to_decide, unit,
                      *pairs_to_decide > max_pairs ? fmt::format(" (the maximum is {})", max_pairs) : std::string());
 }
 

@@ -123,20 +123,19 @@ void judge_exact(MetricComparison& c) {
   c.explanation = fmt::format("{} beyond {}: deterministic, exact rule", values, describe_threshold(c.spec));
 }
 
-// Why an interval could not decide. An interval wider than +900% (a handful of
-// runs at a family's 99.9% confidence) bounds nothing worth a number: it says
-// so instead of "could detect >= 6287448690412216612577046602481594793984%".
-constexpr double kUsefulDetectable = 9.0;
+// Why an interval could not decide. An interval that bounds nothing worth a
+// number (a handful of runs at a family's 99.9% confidence) says how many
+// replicates would bound it (format_change) instead of "could detect >=
+// 6287448690412216612577046602481594793984%".
 std::string inconclusive_reason(const stats::RatioEstimate& e, double target_change) {
-  if (!e.interval || !(e.interval->detectable > kUsefulDetectable)) return stats::inconclusive_note(e, target_change);
+  if (!stats::unbounded(e)) return stats::inconclusive_note(e, target_change);
   const size_t have = std::min(e.n_a, e.n_b);
   const size_t need = stats::runs_needed(e, target_change, e.confidence);
-  return fmt::format("{} {} cannot bound a change at {:.4g}% confidence (the interval reaches past +900%){}", have,
-                     e.paired ? (have == 1 ? "pair" : "pairs") : (have == 1 ? "run a side" : "runs a side"),
-                     100 * e.confidence,
-                     need > have ? fmt::format("; about {} more runs per side for {:.0f}%", need - have,
-                                               100 * target_change)
-                                 : std::string());
+  return stats::bound_note(e) +
+         (need > have ? fmt::format("; about {} more {} for {:.0f}%", need - have,
+                                    e.paired ? stats::replicates(e, need - have) : std::string("runs per side"),
+                                    100 * target_change)
+                      : std::string());
 }
 
 void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate, const JudgeOptions& o) {
@@ -144,15 +143,17 @@ void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate
   const bool paired = o.paired && pairs.size() >= 2;
   c.estimate = paired ? stats::estimate_paired(pairs, o.confidence)
                       : stats::estimate_unpaired(baseline.runs, candidate.runs, o.confidence);
+  c.estimate->duets = paired && o.lockstep;
   const stats::RatioEstimate& e = *c.estimate;
   c.change = stats::format_change(e);
   const bool higher_is_better = c.spec.direction == metrics::Direction::kHigherIsBetter;
   // A threshold of 100% or more (--threshold m=100: "never call it") is "no change region up to 100%".
   const double threshold = std::min(c.spec.rel_threshold, 0.999999);
   c.verdict = from_outcome(stats::decide(e, threshold, higher_is_better));
-  const std::string design =
-      paired ? fmt::format("{} interleaved pairs", e.n_a) : fmt::format("{} vs {} runs", e.n_a, e.n_b);
-  const std::string level = fmt::format("{:.4g}%", e.confidence * 100);
+  const std::string design = !paired   ? fmt::format("{} vs {} runs", e.n_a, e.n_b)
+                             : o.lockstep ? fmt::format("{} lockstep {}", e.n_a, stats::replicates(e, e.n_a))
+                                          : fmt::format("{} interleaved pairs of runs", e.n_a);
+  const std::string level = stats::format_level(e.confidence);
   switch (c.verdict) {
     case Verdict::kRegressed:
     case Verdict::kImproved:

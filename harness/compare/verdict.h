@@ -58,6 +58,7 @@ struct MetricComparison {
 struct JudgeOptions {
   double confidence = 0.95;  // of each timing interval (already adjusted for the family and looks)
   bool paired = false;       // pair runs by repeat index (the sides ran interleaved)
+  bool lockstep = false;     // those pairs are lockstep duets (wording: "duets")
   double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
 };
 

@@ -291,10 +291,14 @@ std::string decide_note(const RatioEstimate& e, double threshold) {
   const size_t have = std::min(e.n_a, e.n_b);
   if (!need) return "no number of runs decides a change that sits on the threshold";
   if (*need == 0) return "";
-  if (*need > 1000) return "more than 1000 runs per side would decide it at the change and noise measured";
+  if (*need > 1000)
+    return fmt::format("more than 1000 {} would decide it at the change and noise measured",
+                       e.paired ? replicates(e, 1000) : std::string("runs per side"));
   if (*need <= have) return "";
-  return fmt::format("about {} more {} per side would decide it at the change and noise measured", *need - have,
-                     e.paired ? "pairs" : "runs");
+  if (e.paired)
+    return fmt::format("about {} more {} would decide it at the change and noise measured", *need - have,
+                       replicates(e, *need - have));
+  return fmt::format("about {} more runs per side would decide it at the change and noise measured", *need - have);
 }
 
 // ------------------------------------------------------------ false alarms
@@ -307,15 +311,43 @@ double per_test_confidence(double family_confidence, size_t tests, size_t looks)
 
 // ------------------------------------------------------------ formatting
 
+std::string replicates(const RatioEstimate& e, size_t n) {
+  if (!e.paired) return n == 1 ? "run a side" : "runs a side";
+  return fmt::format("{}{}", e.duets ? "duet" : "pair", n == 1 ? "" : "s");
+}
+
+bool unbounded(const RatioEstimate& e) {
+  return e.interval && !(e.interval->low > 0.1 && e.interval->high < 10);
+}
+
+std::string format_level(double confidence) {
+  const double pct = 100 * confidence;
+  if (!(pct < 100)) return "100%";
+  // Four significant digits where they tell the level from 100% (95%, 99.38%,
+  // 99.94%), more where they do not (99.999997%, never "100%").
+  for (int decimals = 2;; ++decimals) {
+    std::string text = fmt::format("{:.{}f}", pct, decimals);
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+    if (text != "100" || decimals >= 15) return text + "%";
+  }
+}
+
 std::string format_change(const RatioEstimate& e) {
   if (!std::isfinite(e.ratio)) return "—";
-  if (!e.interval) {
-    const size_t n = std::min(e.n_a, e.n_b);
-    return fmt::format("{} (no interval: {} {})", signed_percent(e.ratio), n,
-                       e.paired ? (n == 1 ? "pair" : "pairs") : (n == 1 ? "run" : "runs"));
-  }
+  const size_t n = std::min(e.n_a, e.n_b);
+  if (!e.interval) return fmt::format("{} (no interval: {} {})", signed_percent(e.ratio), n, replicates(e, n));
+  if (unbounded(e)) return fmt::format("{} (no bound yet: {} {})", signed_percent(e.ratio), n, replicates(e, n));
   return fmt::format("{} [{}, {}]", signed_percent(e.ratio), signed_percent(e.interval->low),
                      signed_percent(e.interval->high));
+}
+
+std::string bound_note(const RatioEstimate& e) {
+  if (!unbounded(e)) return "";
+  const size_t n = std::min(e.n_a, e.n_b), need = runs_needed(e, 0.10, e.confidence);
+  return fmt::format("{} {} cannot bound a change at {} confidence{}", n, replicates(e, n), format_level(e.confidence),
+                     need > n ? fmt::format(": about {} {} would bound it within ±10%", need, replicates(e, need))
+                              : std::string());
 }
 
 std::string inconclusive_note(const RatioEstimate& e, double target_change) {
@@ -325,7 +357,9 @@ std::string inconclusive_note(const RatioEstimate& e, double target_change) {
   const size_t have = std::min(e.n_a, e.n_b);
   const size_t need = runs_needed(e, target_change, e.confidence);
   if (need > have)
-    note += fmt::format("; about {} more runs per side for {:.0f}%", need - have, target_change * 100);
+    note += e.paired ? fmt::format("; about {} more {} for {:.0f}%", need - have, replicates(e, need - have),
+                                   target_change * 100)
+                     : fmt::format("; about {} more runs per side for {:.0f}%", need - have, target_change * 100);
   return note;
 }
 

@@ -72,6 +72,8 @@ struct RatioEstimate {
   // side of n runs gives half-width t * log_sd / sqrt(n). NaN without interval.
   double log_sd = kNaN;
   double df = kNaN;  // degrees of freedom of the t quantile (n - 1, or Welch-Satterthwaite)
+  // The pairs are lockstep duets (docs/verdicts.md §1): words only ("duets", not "pairs").
+  bool duets = false;
 };
 
 // A usable run value is finite and > 0 (the comparison works on logarithms);
@@ -167,8 +169,22 @@ double per_test_confidence(double family_confidence, size_t tests, size_t looks)
 // ------------------------------------------------------------ formatting (one wording everywhere)
 
 // "+8.1% [-3.2%, +19.4%]": the change B/A - 1 with its interval, one decimal;
-// "+8.1% (no interval: 1 run)" without one; "—" when there is no ratio.
+// "+8.1% (no interval: 1 run)" without one; "—" when there is no ratio. An
+// interval too wide to bound anything (beyond a tenth or ten times: two pairs
+// at a family's 99.9%) is not printed as bounds: "-4.6% (no bound yet: 2
+// duets)", and bound_note says what would bound it.
 std::string format_change(const RatioEstimate& e);
+// For an unbounded interval: "2 duets cannot bound a change at 99.94%
+// confidence: about 6 duets would bound it within ±10%"; "" otherwise.
+std::string bound_note(const RatioEstimate& e);
+// Whether the interval bounds nothing worth a number (beyond -90% or +900%).
+bool unbounded(const RatioEstimate& e);
+// A confidence level as a percentage with the digits that tell it from 100%:
+// "95%", "99.38%", "99.94%", "99.999997%": four significant digits, more where
+// four would round to 100%.
+std::string format_level(double confidence);
+// "pair"/"pairs", "duet"/"duets", or "run a side"/"runs a side" (unpaired), for n replicates.
+std::string replicates(const RatioEstimate& e, size_t n);
 // For an inconclusive verdict: "could detect >= 14%; about 12 more runs per
 // side for 5%" (the second part left out when no interval or already enough
 // runs).

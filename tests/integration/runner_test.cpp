@@ -79,6 +79,12 @@ TEST(Runner, ImplementationsRunAsLockstepDuetsWithTheirOwnMemory) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps WHERE run_id IN (SELECT run_id" + in_group + ")"), 24);
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT repeat_index)" + in_group), 2);
 
+  // The pair report says which design its comparison used, in its JSON and its words.
+  const auto report = twinbench("report pair --db " + db + " --group duet --format json");
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("\"pairing\": \"lockstep duets\""), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("over 2 lockstep duets"), std::string::npos) << report.out;
+
   const auto lone = twinbench(work + " --variant functional --group lone --json");
   ASSERT_EQ(lone.code, 0) << lone.err;
   const int64_t lone_peak = nlohmann::json::parse(lone.out)[0]["peak_memory_bytes"];

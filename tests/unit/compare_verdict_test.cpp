@@ -83,6 +83,9 @@ TEST(TimeVerdict, AnIntervalPastNineHundredPercentSaysItCannotBoundAChange) {
   EXPECT_NE(c.explanation.find("2 runs a side cannot bound a change at 99.94% confidence"), std::string::npos)
       << c.explanation;
   EXPECT_EQ(c.explanation.find("could detect"), std::string::npos) << c.explanation;
+  // Its change names no bound it does not have (issue #55: no "[-100.0%, >+900%]").
+  EXPECT_EQ(c.change.find("["), std::string::npos) << c.change;
+  EXPECT_NE(c.change.find("(no bound yet: 2 runs a side)"), std::string::npos) << c.change;
 }
 
 TEST(TimeVerdict, OneRunPerSideHasNoIntervalAndIsInconclusive) {

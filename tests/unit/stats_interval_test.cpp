@@ -271,7 +271,7 @@ TEST(RunsNeeded, ConsistentWithTheDetectableChange) {
   EXPECT_GT(e.interval->detectable, 0.03);
   const std::string note = inconclusive_note(e, 0.03);
   EXPECT_NE(note.find("could detect >= "), std::string::npos) << note;
-  EXPECT_NE(note.find(std::to_string(n - 6) + " more runs per side for 3%"), std::string::npos) << note;
+  EXPECT_NE(note.find(std::to_string(n - 6) + " more pairs for 3%"), std::string::npos) << note;  // pairs, not sides
 }
 
 // ------------------------------------------------------------ multiplicity and the plan
@@ -357,7 +357,7 @@ TEST(RunsToDecide, EnoughForTheIntervalToLeaveOneOutOrToFitInsideTheThreshold) {
   EXPECT_GT(t1 * beyond.log_sd / std::sqrt(double(*n - 1)), std::log(beyond.ratio));  // the smallest such n
   EXPECT_EQ(runs_to_decide(made(1.05, 0.9, 1.2), 0.03), size_t{0}) << "no log_sd: unknown noise";
   EXPECT_THROW(runs_to_decide(beyond, 0), std::invalid_argument);
-  EXPECT_NE(decide_note(beyond, 0.03).find("more pairs per side would decide it"), std::string::npos)
+  EXPECT_NE(decide_note(beyond, 0.03).find("more pairs would decide it"), std::string::npos)
       << decide_note(beyond, 0.03);
 }
 
@@ -403,11 +403,32 @@ TEST(Format, OneWordingOfAChange) {
 namespace twinbench::stats {
 namespace {
 
-TEST(FormatChange, AbsurdUpperBoundsAreCapped) {
-  RatioEstimate e;
-  e.ratio = 1.365;
-  e.interval = RatioInterval{0.0001, 7.1e29, 10};
-  EXPECT_EQ(format_change(e), "+36.5% [-100.0%, >+900%]");
+// An interval that bounds nothing (two pairs at a family's level) is not
+// printed as "[-100.0%, >+900%]": it says what would bound it, in the words of
+// its replicates, at a level that is not "100%" (issue #55).
+TEST(FormatChange, AnIntervalThatBoundsNothingSaysWhatWouldBoundIt) {
+  RatioEstimate e = estimate_paired({{1.0, 1.30}, {1.0, 1.43}}, 1 - 3e-8);
+  ASSERT_TRUE(unbounded(e));
+  EXPECT_EQ(format_change(e), "+36.3% (no bound yet: 2 pairs)");
+  EXPECT_EQ(bound_note(e).rfind("2 pairs cannot bound a change at 99.999997% confidence: about ", 0), 0u) << bound_note(e);
+  EXPECT_NE(bound_note(e).find(" pairs would bound it within ±10%"), std::string::npos) << bound_note(e);
+  e.duets = true;
+  EXPECT_EQ(format_change(e), "+36.3% (no bound yet: 2 duets)");
+  EXPECT_NE(bound_note(e).find("2 duets cannot bound"), std::string::npos) << bound_note(e);
+  // Bounded intervals print as before, however wide.
+  const RatioEstimate wide = estimate_paired({{1.0, 1.30}, {1.0, 1.43}, {1.0, 0.9}}, 0.95);
+  EXPECT_FALSE(unbounded(wide));
+  EXPECT_EQ(format_change(wide).find("no bound"), std::string::npos) << format_change(wide);
+  EXPECT_EQ(bound_note(wide), "");
+}
+
+TEST(FormatLevel, DigitsThatTellALevelFrom100Percent) {
+  EXPECT_EQ(format_level(0.95), "95%");
+  EXPECT_EQ(format_level(0.99375), "99.38%");
+  EXPECT_EQ(format_level(0.99938), "99.94%");
+  EXPECT_EQ(format_level(1 - 3e-8), "99.999997%");
+  EXPECT_EQ(format_level(1 - 4e-5), "99.996%");
+  EXPECT_EQ(format_level(1.0), "100%");  // only a level that is 100%
 }
 
 }  // namespace

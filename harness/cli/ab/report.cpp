@@ -32,9 +32,9 @@ nlohmann::ordered_json opt(const std::optional<double>& v) {
 
 std::string format_table(const AbResult& r) {
   std::string out;
-  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g}, {} look{} ({:.4g}% intervals)\n",
+  out += fmt::format("twinbench ab: {} / {}, {} rounds ({}), {}; alpha {:g}, {} look{} ({} intervals)\n",
                      r.case_label, r.variant, r.rounds.size(), order_text(r), r.stopped_because, r.alpha, r.looks,
-                     r.looks == 1 ? "" : "s", 100 * r.confidence);
+                     r.looks == 1 ? "" : "s", stats::format_level(r.confidence));
   out += fmt::format("  intervals: {}\n", r.levels);
   if (!r.what_decides.empty()) out += fmt::format("  undecided: {}\n", r.what_decides);
   if (!r.pairing_note.empty()) out += fmt::format("  pairing: {}\n", r.pairing_note);

@@ -434,11 +434,12 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       if (i == 0) looks = compare::SequentialTest(res.plan, stored_look_metric(o, scratch, round.run_b), o.budget_s);
       // Out of budget before the next round (which costs about what the last ones did): one last look.
       if (!sequential || !looks.look_now(pairs.size(), elapsed())) continue;
-      const compare::Look look = looks.look(pairs, o.alpha);
+      compare::Look look = looks.look(pairs, o.alpha);
+      look.estimate.duets = res.pairing == Pairing::kLockstep;
       const auto stop = looks.after_look(look);
-      log << fmt::format("ab: look {}/{} after {} rounds: {} {} at {:.4g}% -> {}\n", looks.looks_taken(),
+      log << fmt::format("ab: look {}/{} after {} rounds: {} {} at {} -> {}\n", looks.looks_taken(),
                          looks.planned_looks(), pairs.size(), look_name, stats::format_change(look.estimate),
-                         100 * look.confidence, stats::to_string(look.outcome));
+                         stats::format_level(look.confidence), stats::to_string(look.outcome));
       res.what_decides = look.what_decides(max_rounds);
       if (stop == compare::SequentialTest::Stop::kDecisive) {
         res.stopped_because = fmt::format("decisive after {} rounds", pairs.size());

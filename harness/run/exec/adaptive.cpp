@@ -81,6 +81,7 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
     std::string not_completed, refusal;
     const auto round_start = Clock::now();
     const auto ran = twinbench::run_round(config, names, static_cast<int>(p), options, order, log, &refusal);
+    if (refusal.empty()) matrix.mark_duets(c);  // its rounds are lockstep duets
     if (p == 0 && !refusal.empty() && options.lockstep)
       log << fmt::format("matrix: {}: run-level pairs, not a lockstep duet: {}\n", cases[c].name, refusal);
     for (size_t k = 0; k < ran.size(); ++k) {
@@ -111,9 +112,10 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
     for (size_t v = 0; v < variants.size(); ++v) {
       if (v == a.reference) continue;
       const compare::Look& l = looks[t++];
-      log << fmt::format("matrix: {} look {}/{} after {} pairs: {} vs {} step time {} at {:.4g}% -> {}\n",
-                         cases[c].name, matrix.state(c).looks, plan.looks.size(), l.pairs, variants[v],
-                         variants[a.reference], stats::format_change(l.estimate), 100 * l.confidence,
+      const stats::RatioEstimate& e = l.estimate;
+      log << fmt::format("matrix: {} look {}/{} after {} {}: {} vs {} step time {} at {} -> {}\n", cases[c].name,
+                         matrix.state(c).looks, plan.looks.size(), l.pairs, stats::replicates(e, l.pairs), variants[v],
+                         variants[a.reference], stats::format_change(e), stats::format_level(l.confidence),
                          stats::to_string(l.outcome));
     }
   };
@@ -159,6 +161,7 @@ AdaptiveResult run_adaptive(const std::vector<RunConfig>& configs, const std::ve
       p.confidence = w->confidence;
     }
     p.seconds = s.seconds;
+    p.duets = s.duets;
     res.cases.push_back(p);
   }
   res.seconds = seconds_since(start);

@@ -43,6 +43,7 @@ struct CasePairs {
   std::string change;           // its change with the interval, "+1.2% [-0.8%, +3.3%]"
   double confidence = 0;        // of that interval
   double seconds = 0;
+  bool duets = false;           // its rounds ran as lockstep duets
 };
 
 struct AdaptiveResult {

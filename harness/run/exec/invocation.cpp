@@ -135,7 +135,8 @@ void add_adaptive(compare::RunTables& tables, const AdaptiveResult& adaptive) {
                              p.stopped_because, p.seconds});
     for (auto& t : tables.tables)
       if (t.case_name == p.case_name)
-        t.note = fmt::format("{} interleaved pair{}, {}", p.pairs, p.pairs == 1 ? "" : "s", p.stopped_because);
+        t.note = fmt::format("{} {}{}, {}", p.pairs, p.duets ? "lockstep duet" : "interleaved pair",
+                             p.pairs == 1 ? "" : "s", p.stopped_because);
   }
   tables.adaptive = std::move(summary);
 }
