@@ -13,7 +13,7 @@ namespace twinbench::compare {
 using Status = MatrixCaseState::Status;
 
 AdaptiveMatrix::AdaptiveMatrix(std::vector<MatrixCase> cases, stats::SequentialPlan plan, double alpha, size_t min_pairs)
-    : cases_(std::move(cases)), states_(cases_.size()), alpha_(alpha), min_pairs_(std::max<size_t>(2, min_pairs)) {
+    : cases_(std::move(cases)), states_(cases_.size()), alpha_(alpha), min_pairs_(std::max<size_t>(1, min_pairs)) {
   if (!(alpha_ > 0 && alpha_ < 0.5)) throw std::invalid_argument(fmt::format("alpha {} must be in (0, 0.5)", alpha_));
   if (cases_.empty()) throw std::invalid_argument("an adaptive matrix needs a case");
   for (size_t c = 0; c < cases_.size(); ++c) {
@@ -45,8 +45,15 @@ std::pair<double, double> AdaptiveMatrix::prospect(size_t c, size_t rounds_left,
   const SequentialTest& test = tests_[c];
   const double alpha = alpha_now(), threshold = timing_threshold(cases_[c].metric);
   std::vector<stats::RatioEstimate> open;  // the tests not decided yet
-  for (size_t t = 0; t < s.pairs.size(); ++t)
-    if (s.last.empty() || !s.last[t].decisive()) open.push_back(stats::estimate_paired(s.pairs[t], 0.95));
+  for (size_t t = 0; t < s.pairs.size(); ++t) {
+    if (!s.last.empty() && s.last[t].decisive()) continue;
+    stats::RatioEstimate e = stats::estimate_paired(s.pairs[t], 0.95);
+    if (!e.interval && e.n_a == 1) {  // one round: its change, the matrix's noise
+      e.log_sd = pooled_log_sd();
+      if (std::isfinite(e.log_sd)) e.interval = stats::RatioInterval{e.ratio, e.ratio, 0};
+    }
+    open.push_back(e);
+  }
   std::pair<double, double> best{0, 0};
   for (size_t at : test.plan().looks) {
     if (at <= s.rounds || at - s.rounds > rounds_left) continue;
@@ -56,6 +63,18 @@ std::pair<double, double> AdaptiveMatrix::prospect(size_t c, size_t rounds_left,
     if (per_second > best.first) best = {per_second, all};
   }
   return best;
+}
+
+double AdaptiveMatrix::pooled_log_sd() const {
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& s : states_)
+    for (const auto& pairs : s.pairs) {
+      if (pairs.size() < 2) continue;
+      const double sd = stats::estimate_paired(pairs, 0.95).log_sd;
+      if (std::isfinite(sd)) sum += sd * sd, ++n;
+    }
+  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : stats::kNaN;
 }
 
 std::optional<NextRounds> AdaptiveMatrix::next(double seconds_left, double unknown_round_s) const {
@@ -146,8 +165,8 @@ void AdaptiveMatrix::end_of_budget() {
     if (!s.running()) continue;
     s.status = Status::kBudget;
     const std::string more = what_decides(c);
-    s.stopped_because =
-        fmt::format("budget spent after {} {}{}", s.rounds, s.duets ? "duets" : "pairs", more.empty() ? "" : "; " + more);
+    const char* unit = s.rounds == 1 ? (s.duets ? "duet" : "pair") : (s.duets ? "duets" : "pairs");
+    s.stopped_because = fmt::format("budget spent after {} {}{}", s.rounds, unit, more.empty() ? "" : "; " + more);
   }
 }
 

@@ -12,9 +12,12 @@
 // those already rejected (family.h).
 //
 // The budget goes where it decides: every case first runs `min_pairs` rounds
-// (a noise estimate), then the next rounds go to the case most likely to be
-// decisive at its next planned look per second those rounds cost, judged from
-// its current change and noise; a case stops when its looks are decisive, when
+// (one by default: its losses, memory and failures are judged from one round,
+// and its cost is known), then the next rounds go to the case most likely to
+// be decisive at its next planned look per second those rounds cost, judged
+// from its current change and noise (a case of one round, whose own noise is
+// not known yet, borrows the matrix's: the root mean square of the noise of
+// the cases with two rounds or more); a case stops when its looks are decisive, when
 // they say the plan's maximum would not decide it (futile), at the maximum, or
 // when its runs fail. Rounds run up to a planned look, and only when they fit
 // in the budget: a choice made for a case's promise never ends between two
@@ -70,9 +73,9 @@ struct NextRounds {
 class AdaptiveMatrix {
  public:
   // `alpha`: of the whole family, every case's every test at every look.
-  // `min_pairs` >= 2 rounds per case before any choice. Empty plan, alpha
+  // `min_pairs` >= 1 rounds per case before any choice. Empty plan, alpha
   // outside (0, 0.5): std::invalid_argument.
-  AdaptiveMatrix(std::vector<MatrixCase> cases, stats::SequentialPlan plan, double alpha, size_t min_pairs = 2);
+  AdaptiveMatrix(std::vector<MatrixCase> cases, stats::SequentialPlan plan, double alpha, size_t min_pairs = 1);
 
   size_t cases() const { return cases_.size(); }
   const MatrixCase& spec(size_t c) const { return cases_[c]; }
@@ -110,6 +113,9 @@ class AdaptiveMatrix {
   // Whether a case's looks all decided, and for an undecided one what would.
   bool decisive(size_t c) const { return states_[c].status == MatrixCaseState::Status::kDecisive; }
   std::string what_decides(size_t c) const;
+  // The noise a case of fewer than two rounds borrows: the root mean square of
+  // the log_sd of every test with two rounds or more; NaN when there is none.
+  double pooled_log_sd() const;
 
  private:
   // The best chance per second of case c over its planned looks reachable

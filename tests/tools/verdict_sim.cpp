@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -193,10 +194,10 @@ MatrixOutcome old_matrix(const std::vector<CaseModel>& cases, const std::vector<
 }
 
 MatrixOutcome new_matrix(const std::vector<CaseModel>& cases, const std::vector<double>& changes, double budget,
-                         size_t max_pairs, uint64_t seed) {
+                         size_t max_pairs, uint64_t seed, size_t owed = 2) {
   std::vector<compare::MatrixCase> spec;
   for (const auto& c : cases) spec.push_back({c.name, step_time(), 1});
-  compare::AdaptiveMatrix matrix(spec, stats::default_plan(max_pairs), kAlpha);
+  compare::AdaptiveMatrix matrix(spec, stats::default_plan(max_pairs), kAlpha, owed);
   std::vector<stats::sim::Rng> rngs;
   for (size_t c = 0; c < cases.size(); ++c) rngs.emplace_back(seed * 131 + c);
   double spent = 0;
@@ -267,6 +268,64 @@ void matrix(size_t n) {
         }
 }
 
+// The main job's cases as a measured model (ci/campaigns/duet_variance.sh writes
+// it: per case the change, the sd of ln(B/A) per duet and the seconds a duet
+// takes), its plan chosen by simulation: every combination of the rounds each
+// case is owed and the plan's maximum, within `budget`, on the changes as
+// measured and on none (A/A).
+int matrix_model(const std::string& path, size_t n, double budget) {
+  std::ifstream in(path);
+  std::vector<CaseModel> cases;
+  std::vector<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::stringstream row(line);
+    std::string name;
+    CaseModel c{};
+    if (!std::getline(row, name, '\t') || !(row >> c.change >> c.sd >> c.pair_s)) {
+      std::fprintf(stderr, "matrix-model: not CASE<TAB>change<TAB>sd<TAB>seconds: %s\n", line.c_str());
+      return 2;
+    }
+    names.push_back(name);
+    cases.push_back(c);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) cases[i].name = names[i].c_str();
+  if (cases.empty()) {
+    std::fprintf(stderr, "matrix-model: no case in %s\n", path.c_str());
+    return 2;
+  }
+  std::vector<double> none(cases.size(), 0.0), measured;
+  for (const auto& c : cases) measured.push_back(c.change);
+  std::string header;
+  for (const auto& name : names) header += (header.empty() ? "" : " ") + name.substr(0, 2);
+  std::printf("| cases | owed duets | max duets | budget s | matrices | with a false alarm | cases decided (mean) | "
+              "6 of 8 decided | decided per case (%s) | mean s |\n", header.c_str());
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+  for (const auto* changes : {&measured, &none})
+    for (const size_t owed : {1, 2})
+      for (const size_t max_pairs : {8, 12, 16}) {
+        size_t alarms = 0, decided = 0, six = 0;
+        double seconds = 0;
+        std::vector<size_t> per_case(cases.size(), 0);
+        for (size_t i = 0; i < n; ++i) {
+          const MatrixOutcome m = new_matrix(cases, *changes, budget, max_pairs, 7 + i, owed);
+          alarms += m.alarms > 0;
+          decided += m.decided;
+          six += m.decided >= 6;
+          seconds += m.seconds;
+          for (size_t c = 0; c < cases.size(); ++c) per_case[c] += m.case_decided[c];
+        }
+        std::string per;
+        for (size_t c = 0; c < cases.size(); ++c)
+          per += (c ? " " : "") + fmt::format("{:.0f}", 100.0 * double(per_case[c]) / double(n));
+        std::printf("| %s | %zu | %zu | %.0f | %zu | %s | %.2f | %s | %s%% | %.0f |\n",
+                    changes == &none ? "unchanged (A/A)" : "as measured", owed, max_pairs, budget, n,
+                    pct(alarms, n).c_str(), double(decided) / double(n), pct(six, n).c_str(), per.c_str(),
+                    seconds / double(n));
+      }
+  return 0;
+}
+
 std::vector<double> numbers(const std::string& csv) {
   std::vector<double> out;
   std::stringstream in(csv);
@@ -308,8 +367,14 @@ int main(int argc, char** argv) {
     matrix(n);
   } else if (what == "replay") {
     return replay();
+  } else if (what == "matrix-model" && argc > 2) {
+    const size_t runs = argc > 3 ? static_cast<size_t>(std::strtoul(argv[3], nullptr, 10)) : 1000;
+    const double budget = argc > 4 ? std::strtod(argv[4], nullptr) : 360;
+    return matrix_model(argv[2], runs, budget);
   } else {
-    std::fprintf(stderr, "usage: twinbench_verdict_sim sessions|matrix [N=1000] | replay < sessions.tsv\n");
+    std::fprintf(stderr,
+                 "usage: twinbench_verdict_sim sessions|matrix [N=1000] | replay < sessions.tsv | matrix-model "
+                 "MODEL.tsv [N=1000] [BUDGET_S=360]\n");
     return 2;
   }
   return 0;

@@ -223,9 +223,41 @@ TEST(Family, ExplicitTestsAndHolmsStepDown) {
 
 // ------------------------------------------------------------ the adaptive matrix
 
+// By default every case is owed one round; a case of one round borrows the
+// matrix's noise (the root mean square of the others'), so that the budget can
+// go to the cheap case that promises a decision and pass over a costly one
+// whose single round says little (issue #55: 07_8b's two owed duets took 112 s
+// of the main job's 360).
+TEST(AdaptiveMatrix, OneOwedRoundAndTheMatrixsNoiseForACaseOfOne) {
+  AdaptiveMatrix m({{"cheap", step_time(), 1}, {"costly", step_time(), 1}}, stats::default_plan(8), 0.05);
+  auto next = m.next(0.0, 10);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->case_index, 0u);
+  EXPECT_EQ(next->rounds, 1u);
+  const auto cheap = spread_pairs(8, 0.0, 0.005);
+  m.add_round(0, {cheap[0]}, 2);
+  next = m.next(0.0, 10);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->case_index, 1u);
+  m.add_round(1, {{1.0, 1.0}}, 60);
+  // Nobody has two rounds: no noise to borrow, so the tie goes to the cheaper rounds.
+  EXPECT_TRUE(std::isnan(m.pooled_log_sd()));
+  next = m.next(300, 10);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->case_index, 0u);
+  EXPECT_EQ(next->rounds, 2u) << "up to its first planned look (3)";
+  m.add_round(0, {cheap[1]}, 2);
+  m.add_round(0, {cheap[2]}, 2);
+  m.look(0);
+  EXPECT_NEAR(m.pooled_log_sd(), stats::estimate_paired({cheap[0], cheap[1], cheap[2]}, 0.95).log_sd, 1e-12);
+  // The costly case of one round, at the cheap one's noise, has a chance to decide; it is not owed a second round.
+  EXPECT_EQ(m.state(1).rounds, 1u);
+}
+
 TEST(AdaptiveMatrix, FirstRoundsThenTheLikeliestDecisionPerSecond) {
-  AdaptiveMatrix m({{"clear", step_time(), 1}, {"flat", step_time(), 1}}, stats::default_plan(12), 0.05);
-  // Every case's first two rounds are owed, in order, whatever the clock says.
+  AdaptiveMatrix m({{"clear", step_time(), 1}, {"flat", step_time(), 1}}, stats::default_plan(12), 0.05,
+                   /*min_pairs=*/2);
+  // Every case's first two rounds (here) are owed, in order, whatever the clock says.
   auto next = m.next(0.0, 10);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->case_index, 0u);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Variance components of the lockstep duet on the real binary (issue #55), in
+# one session of an otherwise idle host, one thread:
+#
+#  1. A/A, one build against itself (`ab`), for AA_CASES in their reduced
+#     forms: CHUNKS x (an `ab --pairing lockstep` session of K rounds, then an
+#     `ab --pairing runs` session of K rounds, in alternating order), so that
+#     both designs meet the same hours of the host. Per design the sd of
+#     ln(B/A) per replicate (a duet, or a run-level pair), its 90% range, and
+#     for duets the spread within a duet (round to round) and between duets.
+#  2. The main job's cases, functional vs module, each as REPEATS lockstep
+#     duets (`matrix --reduced --repeats`, 07_8b as REPEATS_8B): per case the
+#     change, the sd per duet, its two components and the seconds a duet takes.
+#  3. The main job's plan from those figures: tests/tools/verdict_sim.cpp's
+#     matrix-model (AdaptiveMatrix as the binary runs it) over the rounds owed
+#     to every case and the plan's maximum, at the demo's 360 s budget.
+#
+# Writes blocks `aa`, `components` and `plan` of docs/results/duet_variance.md
+# (ci/campaign_results.py). Not part of the test suite.
+#
+#   ci/campaigns/duet_variance.sh
+# Environment: AA_CASES (default 01_base,04_int8,06_1b), CHUNKS (3), K (4),
+# CASES (the main job's cases but 07_8b, default '0[1-68]*'), REPEATS (8), REPEATS_8B (07_8b's, 3),
+# OUT (default duet-variance), RESULTS (default docs/results/duet_variance.md).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=$PWD/build/harness/twinbench
+sim=$PWD/build/tests/twinbench_verdict_sim
+[[ -x $bin && -x $sim ]] || { echo "build first: bash ci/build.sh" >&2; exit 2; }
+aa_cases=${AA_CASES:-01_base,04_int8,06_1b}
+chunks=${CHUNKS:-3}
+k=${K:-4}
+cases=${CASES:-0[1-68]*}
+repeats=${REPEATS:-8}
+repeats_8b=${REPEATS_8B:-3}
+out=${OUT:-duet-variance}
+results=${RESULTS:-docs/results/duet_variance.md}
+export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0
+rm -rf "$out" && mkdir -p "$out"
+command="AA_CASES=$aa_cases CHUNKS=$chunks K=$k CASES='$cases' REPEATS=$repeats REPEATS_8B=$repeats_8b ci/campaigns/duet_variance.sh"
+start=$(date +%s)
+
+# 1. A/A: both designs, alternating, the same build on both sides.
+IFS=, read -ra aa <<<"$aa_cases"
+for c in "${aa[@]}"; do
+  for ((i = 0; i < chunks; i++)); do
+    designs=(lockstep runs)
+    ((i % 2)) && designs=(runs lockstep)
+    for d in "${designs[@]}"; do
+      echo "duet_variance: A/A $c chunk $((i + 1))/$chunks $d" >&2
+      "$bin" ab --a "$bin" --b "$bin" --case "$c" --reduced --rounds "$k" --pairing "$d" --db "$out/aa.db" \
+        >>"$out/aa.log" 2>&1
+    done
+  done
+done
+aa_s=$(( $(date +%s) - start ))
+python3 ci/campaigns/duet_variance.py "$out/aa.db" --side-key branch --a ab:A --b ab:B --tsv >"$out/aa.tsv"
+
+# 2. The main job's cases as lockstep duets, functional vs module.
+mid=$(date +%s)
+"$bin" matrix --cases "$cases" --reduced --repeats "$repeats" --db "$out/matrix.db" --no-progress \
+  >"$out/matrix.log" 2>&1 || true
+# 07_8b (about a minute a duet) with fewer.
+[[ $repeats_8b -gt 0 ]] && "$bin" matrix --cases 07_8b --reduced --repeats "$repeats_8b" --db "$out/matrix.db" \
+  --no-progress >>"$out/matrix.log" 2>&1 || true
+matrix_s=$(( $(date +%s) - mid ))
+python3 ci/campaigns/duet_variance.py "$out/matrix.db" --a functional --b module --tsv --json "$out/matrix.json" \
+  >"$out/components.tsv"
+
+# 3. The plan, by simulation of the measured cases (change, sd per duet, seconds per duet).
+python3 - "$out/matrix.json" >"$out/model.tsv" <<'PY'
+import json, math, statistics, sys
+cells = json.load(open(sys.argv[1]))
+for key, c in sorted(cells.items()):
+    case, design = key.split("|")
+    if design != "lockstep" or len(c["med"]) < 2:
+        continue
+    print(f"{case}\t{math.expm1(statistics.fmean(c['med'])):.5f}\t{statistics.stdev(c['med']):.5f}\t"
+          f"{statistics.fmean(c['seconds']):.2f}")
+PY
+"$sim" matrix-model "$out/model.tsv" 1000 360 >"$out/plan.md"
+cat "$out/aa.tsv" "$out/components.tsv" "$out/plan.md"
+
+host_note="TWINBENCH_THREADS=1, each duet's sides pinned to one core drawn per duet"
+python3 ci/campaign_results.py write "$results" aa --command "$command" --tsv "$out/aa.tsv" \
+  --note "A/A: ab of one build against itself, reduced forms, $chunks chunks of a lockstep session and a run-level session of $k rounds each, alternating; $host_note; $aa_s s. sd med: of ln(B/A) per replicate, the ratio of the sides' median steady step times (what the verdicts judge); gm and mr: per duet, the mean and median over its rounds of ln(b_i/a_i); round sd: within a duet; between sd: what is left between duets (Kalibera & Jones's two levels)"
+python3 ci/campaign_results.py write "$results" components --command "$command" --tsv "$out/components.tsv" \
+  --note "the main job's cases, functional vs module, each $repeats lockstep duets (07_8b $repeats_8b), reduced forms; $host_note; $matrix_s s"
+python3 ci/campaign_results.py write "$results" plan --command "$command" --table "$out/plan.md" \
+  --note "twinbench_verdict_sim matrix-model over the components above (per case the change and sd per duet as measured, the seconds a duet took): the adaptive matrix as the binary runs it, 1000 matrices per row, alpha 5% for the whole matrix, 360 s; owed: the duets every case runs before the budget is shared"
