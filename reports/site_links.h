@@ -2,7 +2,7 @@
 // for every page that links to another: a run, a list of runs, a series, a
 // pair or nway report of a group, a branch comparison, an ab session, the
 // nightly trends, the alerts. Every value is percent-encoded; the server's
-// router (harness/cli/serve/routes.cpp) reads exactly these forms. Pages that
+// router (`route` in harness/cli/serve/site.cpp) reads exactly these forms. Pages that
 // are also written into report folders (the index) link this way only when
 // the server renders them.
 #pragma once

@@ -34,8 +34,8 @@ AlertSync apply(store::Store& db, const compare::AlertPlan& plan, const std::str
       t.by = command;
       t.note = r.note;
       t.night = r.night;
-      t.only_from = {store::AlertState::kOpen, store::AlertState::kAcknowledged};
-      if (db.change_alert_state(r.id, t)) {
+      t.actor = store::AlertActor::kNightly;
+      if (db.change_alert_state(r.id, t).moved) {
         std::cerr << fmt::format("{}: alert {} recovered: {}\n", command, r.id, r.note);
         out.recovered.push_back(r);
       }

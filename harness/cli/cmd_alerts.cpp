@@ -100,13 +100,16 @@ void add_alerts_command(CLI::App& app, int& exit_code) {
       t.to = action.to;
       t.by = a->by.empty() ? acting_user() : a->by;
       t.note = a->note;
-      if (!db.change_alert_state(a->id, t)) {
-        std::cout << fmt::format("alert {} is {} already\n", a->id, store::to_string(action.to));
-      } else {
+      t.actor = store::AlertActor::kPerson;
+      const store::AlertMoveResult moved = db.change_alert_state(a->id, t);
+      if (moved.moved) {
         const auto alert = db.alert(a->id);
         std::cout << fmt::format("alert {} {} by {}: {}\n", a->id, store::to_string(action.to), t.by, alert->summary);
+        exit_code = kExitOk;
+      } else {  // the lifecycle refuses it (its state already, too): the same words as the server's 409
+        std::cerr << "twinbench: error: " << store::alert_move_refusal(a->id, moved.state, action.to, t.actor) << "\n";
+        exit_code = kExitBadInput;
       }
-      exit_code = kExitOk;
     });
   }
 }

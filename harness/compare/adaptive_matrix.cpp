@@ -1,6 +1,8 @@
 // The decisions of an adaptive matrix (see adaptive_matrix.h).
 #include "harness/compare/adaptive_matrix.h"
 
+#include "harness/compare/family.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,7 +34,8 @@ double AdaptiveMatrix::alpha_now() const {
     // A case stopped without a verdict cannot be judged: it leaves the family (its rejections stay).
     tests += s.status == Status::kStopped ? r : s.rejected.size();
   }
-  return alpha_ / static_cast<double>(std::max<size_t>(1, tests - rejected));
+  // Holm (family.h): alpha over the tests still to be judged.
+  return holm_alpha(Family{1 - alpha_, std::max<size_t>(1, tests)}, rejected);
 }
 
 double AdaptiveMatrix::round_seconds(size_t c, double unknown_round_s) const {

@@ -14,13 +14,18 @@ Family family_of_tests(double confidence, size_t tests) {
   return Family{confidence, std::max<size_t>(1, tests)};
 }
 
+double holm_alpha(const Family& family, size_t rejected) {
+  const size_t tests = std::max<size_t>(1, family.tests);
+  return family.alpha() / static_cast<double>(tests - std::min(rejected, tests - 1));
+}
+
 HolmLevel holm(const Family& family, const std::function<bool(size_t, double)>& rejects) {
   HolmLevel level;
   level.tests = std::max<size_t>(1, family.tests);
   std::vector<bool> rejected(level.tests, false);
   for (bool more = true; more;) {
     more = false;
-    level.alpha = family.alpha() / static_cast<double>(level.tests - level.rejected);
+    level.alpha = holm_alpha(family, level.rejected);
     const double alpha = level.alpha;
     for (size_t i = 0; i < level.tests; ++i)
       if (!rejected[i] && rejects(i, alpha)) {
@@ -29,7 +34,7 @@ HolmLevel holm(const Family& family, const std::function<bool(size_t, double)>& 
         more = level.rejected < level.tests;
       }
   }
-  level.alpha = family.alpha() / static_cast<double>(std::max<size_t>(1, level.tests - level.rejected));
+  level.alpha = holm_alpha(family, level.rejected);
   return level;
 }
 

@@ -49,6 +49,11 @@ struct HolmLevel {
   size_t rejected = 0;
 };
 
+// Holm's level with `rejected` of the family's tests rejected: alpha / (tests
+// - rejected) (at least one test left). holm() and the adaptive matrix's
+// looks (adaptive_matrix.h) both judge at it.
+double holm_alpha(const Family& family, size_t rejected);
+
 // Holm's step-down over the family's tests: rejects(i, a) says whether test i
 // rejects at a per-test alpha `a`, and must be monotone (what rejects at a
 // rejects at any larger a). Sequentially rejective: every test rejecting at

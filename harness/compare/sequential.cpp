@@ -134,10 +134,8 @@ double timing_threshold(const metrics::Metric& timing_metric) { return std::min(
 
 double optimistic_sd_factor(double df) {
   if (!(df > 0)) return 1;
-  // sqrt(df / chi2_{0.9}(df)), the chi-square quantile by Wilson & Hilferty (1931).
-  const double z = stats::normal_quantile(0.9), v = 2 / (9 * df);
-  const double chi2 = df * std::pow(1 - v + z * std::sqrt(v), 3);
-  return std::sqrt(df / chi2);
+  // sqrt(df / chi2_{0.9}(df)): the hopeful end of the sd's 80% interval.
+  return std::sqrt(df / stats::chi_squared_quantile(0.9, df));
 }
 
 double chance_decisive(const stats::RatioEstimate& e, size_t pairs, double confidence, double threshold) {

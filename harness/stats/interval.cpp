@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
@@ -62,6 +63,12 @@ std::string signed_percent(double ratio) {
 }  // namespace
 
 // ------------------------------------------------------------ distributions
+
+double chi_squared_quantile(double p, double df) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument(fmt::format("chi_squared_quantile: p = {} is not in (0, 1)", p));
+  if (!(df > 0)) throw std::invalid_argument(fmt::format("chi_squared_quantile: df = {} is not positive", df));
+  return boost::math::quantile(boost::math::chi_squared_distribution<double, BoostPolicy>(df), p);
+}
 
 double normal_cdf(double x) {
   if (std::isnan(x)) return kNaN;

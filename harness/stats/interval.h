@@ -35,6 +35,9 @@ double normal_quantile(double p);
 // Student t with df > 0 degrees of freedom (non-integer df allowed, as Welch's
 // needs), else std::invalid_argument; NaN for NaN.
 double student_t_cdf(double t, double df);
+// The chi-square distribution's quantile at p in (0, 1) with df > 0 degrees
+// of freedom (Boost.Math), else std::invalid_argument.
+double chi_squared_quantile(double p, double df);
 // Inverse of student_t_cdf; p in (0, 1) and df > 0, else std::invalid_argument.
 // +-infinity where the quantile is beyond the largest double (df < 1 and p
 // within about 1e-300 of 0 or 1).

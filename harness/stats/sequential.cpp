@@ -43,10 +43,4 @@ double look_alpha(const SequentialPlan& plan, size_t pairs, double alpha) {
   return std::max(0.0, spent(pairs) - spent(before));
 }
 
-bool futile(const RatioEstimate& e, double threshold, size_t max_pairs) {
-  if (std::min(e.n_a, e.n_b) < kFutilityFloor) return false;
-  const auto need = runs_to_decide(e, threshold);
-  return !need || *need > max_pairs;
-}
-
 }  // namespace twinbench::stats

@@ -67,12 +67,5 @@ double look_alpha(const SequentialPlan& plan, size_t pairs, double alpha);
 // the standard deviation has 2 degrees of freedom and is off by 2x too often.
 constexpr size_t kFutilityFloor = 4;
 
-// Whether adding pairs up to `max_pairs` in all cannot be expected to decide
-// `e` (an undecided paired estimate) at its own confidence: at the change and
-// noise measured it would need more (runs_to_decide), or the change sits on the
-// threshold where no count decides. False below kFutilityFloor pairs. Stopping
-// on it never adds a false alarm (it stops without a verdict); it only gives
-// the time to others.
-bool futile(const RatioEstimate& e, double threshold, size_t max_pairs);
 
 }  // namespace twinbench::stats

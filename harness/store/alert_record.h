@@ -49,6 +49,31 @@ DeliveryState delivery_state_from_string(std::string_view name);
 // may close it as recovered).
 bool is_active(AlertState state);
 
+// Who moves an alert: a person (`alerts ack|expect|invalid|close`, the
+// server's buttons) or the nightly (a series that came back).
+enum class AlertActor { kPerson, kNightly };
+
+// One move an alert may make.
+struct AlertMove {
+  AlertState from, to;
+  AlertActor actor;
+};
+
+// The alert lifecycle, every allowed move, in one table (alerts.cpp), which
+// the store's change_alert_state applies and every caller goes through: a
+// person acknowledges an open alert, and takes an open or acknowledged one to
+// expected, invalid or fixed; the nightly closes an open or acknowledged one
+// as recovered. Expected, invalid, fixed and recovered are final.
+const std::vector<AlertMove>& alert_moves();
+// The states `actor` may move an alert in `from` to, in the order of AlertState.
+std::vector<AlertState> alert_destinations(AlertState from, AlertActor actor);
+// The states from which `actor` may move an alert to `to`.
+std::vector<AlertState> alert_origins(AlertState to, AlertActor actor);
+// A refused move in words, the same in the CLI (exit 2) and the server (409):
+// "alert #3 is recovered: a final state, it cannot become acknowledged" or
+// "alert #3 is acknowledged: it may become expected, invalid or fixed, not acknowledged".
+std::string alert_move_refusal(int64_t id, AlertState from, AlertState to, AlertActor actor);
+
 // One row of `alerts`.
 struct Alert {
   int64_t id = 0;   // assigned by Store::raise_alert
@@ -101,8 +126,14 @@ struct AlertTransition {
   std::string by;    // who (stored)
   std::string note;  // why (stored; may be empty)
   std::string night;  // recovered: the night the series came back
-  // The states the alert may be in for the change to happen (empty: any state but `to`).
-  std::vector<AlertState> only_from;
+  AlertActor actor = AlertActor::kPerson;  // whose move it is (alert_moves)
+};
+
+// What Store::change_alert_state did: moved, or found the alert where the
+// lifecycle does not allow the move (`state`: where it is now either way).
+struct AlertMoveResult {
+  bool moved = false;
+  AlertState state = AlertState::kOpen;
 };
 
 // What Store::raise_alert did.

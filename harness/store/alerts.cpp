@@ -120,6 +120,52 @@ DeliveryState delivery_state_from_string(std::string_view name) {
 }
 bool is_active(AlertState state) { return state == AlertState::kOpen || state == AlertState::kAcknowledged; }
 
+const std::vector<AlertMove>& alert_moves() {
+  using S = AlertState;
+  static const std::vector<AlertMove> moves = {
+      {S::kOpen, S::kAcknowledged, AlertActor::kPerson},
+      {S::kOpen, S::kExpected, AlertActor::kPerson},
+      {S::kOpen, S::kInvalid, AlertActor::kPerson},
+      {S::kOpen, S::kFixed, AlertActor::kPerson},
+      {S::kAcknowledged, S::kExpected, AlertActor::kPerson},
+      {S::kAcknowledged, S::kInvalid, AlertActor::kPerson},
+      {S::kAcknowledged, S::kFixed, AlertActor::kPerson},
+      {S::kOpen, S::kRecovered, AlertActor::kNightly},
+      {S::kAcknowledged, S::kRecovered, AlertActor::kNightly},
+  };
+  return moves;
+}
+
+std::vector<AlertState> alert_destinations(AlertState from, AlertActor actor) {
+  std::vector<AlertState> out;
+  for (size_t i = 0; i < kStates.size(); ++i)
+    for (const auto& m : alert_moves())
+      if (m.from == from && m.actor == actor && m.to == static_cast<AlertState>(i)) out.push_back(m.to);
+  return out;
+}
+
+std::vector<AlertState> alert_origins(AlertState to, AlertActor actor) {
+  std::vector<AlertState> out;
+  for (const auto& m : alert_moves())
+    if (m.to == to && m.actor == actor) out.push_back(m.from);
+  return out;
+}
+
+std::string alert_move_refusal(int64_t id, AlertState from, AlertState to, AlertActor actor) {
+  const auto next = alert_destinations(from, actor);
+  if (next.empty())
+    return fmt::format("alert #{} is {}: {}, it cannot become {}", id, to_string(from),
+                       alert_destinations(from, AlertActor::kPerson).empty() &&
+                               alert_destinations(from, AlertActor::kNightly).empty()
+                           ? "a final state"
+                           : "nothing this can change",
+                       to_string(to));
+  std::string may;
+  for (size_t i = 0; i < next.size(); ++i)
+    may += fmt::format("{}{}", i == 0 ? "" : i + 1 == next.size() ? " or " : ", ", to_string(next[i]));
+  return fmt::format("alert #{} is {}: it may become {}, not {}", id, to_string(from), may, to_string(to));
+}
+
 RaisedAlert Store::raise_alert(const Alert& a) {
   Impl& self = *impl_;
   const std::string doing = fmt::format("raise alert {}", a.key);
@@ -266,11 +312,14 @@ std::vector<AlertEvent> Store::alert_events(int64_t id) const {
   });
 }
 
-bool Store::change_alert_state(int64_t id, const AlertTransition& t) {
+AlertMoveResult Store::change_alert_state(int64_t id, const AlertTransition& t) {
   Impl& self = *impl_;
   const std::string doing = fmt::format("set alert {} {}", id, to_string(t.to));
+  // The lifecycle (alert_moves) names the states the move may come from.
   std::string allowed;
-  for (const AlertState s : t.only_from) allowed += fmt::format("{}'{}'", allowed.empty() ? "" : ", ", to_string(s));
+  for (const AlertState s : alert_origins(t.to, t.actor))
+    allowed += fmt::format("{}'{}'", allowed.empty() ? "" : ", ", to_string(s));
+  if (allowed.empty()) allowed = "NULL";  // a move nobody may make: the UPDATE changes nothing
   return self.retrying([&](bool) {
     Transaction tx(*self.db, doing);
     // The UPDATE's own condition decides, and it returns the state it found: a
@@ -280,9 +329,8 @@ bool Store::change_alert_state(int64_t id, const AlertTransition& t) {
     {
       auto q = self.query(fmt::format("UPDATE alerts SET previous_state = state, state = ?2, state_by = ?3, note = ?4,"
                                       " resolved_night = ?5, state_at = {0}, updated_at = {0}"
-                                      " WHERE id = ?1 AND state <> ?2{1} RETURNING previous_state",
-                                      self.dialect().now_sql,
-                                      allowed.empty() ? "" : fmt::format(" AND state IN ({})", allowed)),
+                                      " WHERE id = ?1 AND state IN ({1}) RETURNING previous_state",
+                                      self.dialect().now_sql, allowed),
                           doing);
       q->bind(1, id);
       q->bind(2, to_string(t.to));
@@ -292,15 +340,14 @@ bool Store::change_alert_state(int64_t id, const AlertTransition& t) {
       if (q->step()) from = alert_state_from_string(q->text(0));
     }
     if (!from) {
-      auto q = self.query("SELECT count(*) FROM alerts WHERE id = ?1", doing);
+      auto q = self.query("SELECT state FROM alerts WHERE id = ?1", doing);
       q->bind(1, id);
-      q->step();
-      if (q->int64(0) == 0) self.db->fail(doing, fmt::format("no alert {}", id));
-      return false;  // rolls back an empty transaction
+      if (!q->step()) self.db->fail(doing, fmt::format("no alert {}", id));
+      return AlertMoveResult{false, alert_state_from_string(q->text(0))};  // rolls back an empty transaction
     }
     record_event(self, id, from, t.to, t.by, t.note, t.night, doing);
     tx.commit();
-    return true;
+    return AlertMoveResult{true, t.to};
   });
 }
 

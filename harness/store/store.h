@@ -265,10 +265,11 @@ class Store {
   std::optional<Alert> alert_by_key(const std::string& key) const;
   // The alert's history, oldest first: its raising, then each state change.
   std::vector<AlertEvent> alert_events(int64_t id) const;
-  // Moves the alert to t.to when it is in one of t.only_from (empty: any other
-  // state), storing who, the note, the night and when, and an event row; false
-  // when its state did not allow it (nothing written). StoreError for no such alert.
-  bool change_alert_state(int64_t id, const AlertTransition& transition);
+  // Moves the alert to t.to when the lifecycle (alert_moves) lets t.actor move
+  // it there from its state, storing who, the note, the night and when, and an
+  // event row; not moved (nothing written) when its state does not allow it,
+  // and the state it is in. StoreError for no such alert.
+  AlertMoveResult change_alert_state(int64_t id, const AlertTransition& transition);
   // The first bad commit triage's bisect found, and the alert's details
   // (links to its pages) with it. StoreError for no such alert.
   void set_alert_culprit(int64_t id, const std::string& culprit, const std::string& details_json);

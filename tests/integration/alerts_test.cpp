@@ -205,6 +205,22 @@ TEST_F(Delivery, ThirtyNightsRaiseTwoAlertsEachNotifiedOncePerTargetOverFiveReru
   EXPECT_EQ(c["resolved_night"], night_day(36));
   EXPECT_EQ(by_series["02_bf16/module"]["state"], "recovered");
   EXPECT_EQ(by_series["02_bf16/module"]["resolved_night"], night_day(33));
+  // A recovered alert is closed: `alerts ack` refuses it (exit 2, the lifecycle's words) and leaves it recovered
+  // (issue #56: it reopened it); an expected one cannot be expected again either.
+  const int recovered_id = c["id"];
+  const auto reopen = tb("", fmt::format("alerts ack {} --db {}", recovered_id, db));
+  EXPECT_EQ(reopen.code, 2) << reopen.out << reopen.err;
+  EXPECT_NE(reopen.err.find(fmt::format("alert #{} is recovered: a final state, it cannot become acknowledged",
+                                        recovered_id)),
+            std::string::npos)
+      << reopen.err;
+  for (const auto& a : alerts_json(db))
+    if (a["id"] == recovered_id) EXPECT_EQ(a["state"], "recovered") << a.dump(1);
+  const auto again = tb("", fmt::format("alerts expect {} --db {}", step_id, db));
+  EXPECT_EQ(again.code, 2) << again.err;
+  EXPECT_NE(again.err.find(fmt::format("alert #{} is expected: a final state, it cannot become expected", step_id)),
+            std::string::npos)
+      << again.err;
   // Notified: the two alerts once, the third once; the expected one never again.
   EXPECT_EQ(http_->state()["hooks"].size(), 3u);
   EXPECT_EQ(smtp_->messages().size(), 3u);

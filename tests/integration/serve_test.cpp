@@ -532,8 +532,13 @@ TEST_F(Serve, OnlyTheWriteTokenActsOnAlertsAndItIsNeverLogged) {
   auto after = nlohmann::json::parse(get(*server_, target + ".json")->body);
   EXPECT_EQ(after.at("state"), "acknowledged");
   EXPECT_EQ(after.at("note"), "looking");
-  // Acknowledged cannot be acknowledged again (409); a script with the token marks it expected.
-  EXPECT_EQ(c->Post(target.c_str(), session, form + "&csrf=" + csrf, "application/x-www-form-urlencoded")->status, 409);
+  // Acknowledged cannot be acknowledged again (409, the lifecycle's words, as the CLI's); a script with the token
+  // marks it expected.
+  const auto twice = c->Post(target.c_str(), session, form + "&csrf=" + csrf, "application/x-www-form-urlencoded");
+  EXPECT_EQ(twice->status, 409);
+  EXPECT_NE(twice->body.find("is acknowledged: it may become expected, invalid or fixed, not acknowledged"),
+            std::string::npos)
+      << twice->body;
   const auto api = c->Post((target + ".json").c_str(), {{"Authorization", "Bearer " + kToken}},
                           R"({"state": "expected", "note": "the new level is right"})", "application/json");
   ASSERT_EQ(api->status, 200) << api->body;
@@ -582,9 +587,11 @@ TEST_F(Serve, APageStillComputingSaysSo) {
 // pages still answer; the store back: the same pages answer again.
 TEST_F(Serve, AnUnreachableStoreSaysSoAndTheServerReconnects) {
   if (test_store().postgresql()) GTEST_SKIP() << "on PostgreSQL: AnUnreachableServerSaysSoAndTheServerReconnects";
-  const std::string copy = path("outage.db");
+  // A path with a double quote, a backslash and UTF-8: the JSON answers keep them, escaped by nlohmann as
+  // every answer is (issue #56: a hand-made escape dropped control characters; a location cannot hold one).
+  const std::string copy = path("out\\age \"q\" \u00e9.db");
   fs::copy_file(test_store().location(), copy, fs::copy_options::overwrite_existing);
-  Server s("--db " + copy + " --listen 127.0.0.1:0", "outage");
+  Server s("--db '" + copy + "' --listen 127.0.0.1:0", "outage");
   ASSERT_FALSE(s.url().empty()) << s.log();
   ASSERT_EQ(get(s, "/nightly")->status, 200);
   fs::rename(copy, copy + ".away");
@@ -592,8 +599,14 @@ TEST_F(Serve, AnUnreachableStoreSaysSoAndTheServerReconnects) {
   const auto away = get(s, "/nightly");
   EXPECT_EQ(away->status, 503);
   EXPECT_NE(away->body.find("unreachable"), std::string::npos) << away->body;
-  EXPECT_NE(away->body.find("outage.db"), std::string::npos) << away->body;
-  EXPECT_EQ(get(s, "/health.json")->status, 503);
+  EXPECT_NE(away->body.find("q&quot; \u00e9.db"), std::string::npos) << away->body;
+  const auto health = get(s, "/health.json");
+  EXPECT_EQ(health->status, 503);
+  const auto j = nlohmann::json::parse(health->body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << health->body;
+  EXPECT_FALSE(j.at("reachable").get<bool>());
+  EXPECT_NE(j.at("message").get<std::string>().find("out\\age \"q\" \u00e9.db"), std::string::npos) << health->body;
+  EXPECT_NE(j.at("store").get<std::string>().find("out\\age \"q\" \u00e9.db"), std::string::npos) << health->body;
   EXPECT_EQ(get(s, "/login")->status, 200) << "pages that need no store answer";
   fs::rename(copy + ".away", copy);
   int status = 0;

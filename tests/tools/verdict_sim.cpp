@@ -159,6 +159,15 @@ struct MatrixOutcome {
   std::vector<bool> case_decided;
 };
 
+// The futility rule before #50 (retired from stats/ by #56; only the old
+// matrix replays it): futile when the runs to decide at the change and noise
+// measured exceed the maximum, or the change sits on the threshold.
+bool old_futile(const stats::RatioEstimate& e, double threshold, size_t max_pairs) {
+  if (std::min(e.n_a, e.n_b) < stats::kFutilityFloor) return false;
+  const auto need = stats::runs_to_decide(e, threshold);
+  return !need || *need > max_pairs;
+}
+
 // The old adaptive matrix: cases in order, each with the budget left over the
 // cases left, Bonferroni over cases x timing tests x looks, the old futility.
 MatrixOutcome old_matrix(const std::vector<CaseModel>& cases, const std::vector<double>& changes, double budget,
@@ -181,7 +190,7 @@ MatrixOutcome old_matrix(const std::vector<CaseModel>& cases, const std::vector<
       if (!planned && !out_of_time) continue;
       const auto e = stats::estimate_paired(pairs, conf);
       o = stats::decide(e, stats::kDefaultThreshold, false);
-      if (stats::should_stop(o) || out_of_time || stats::futile(e, stats::kDefaultThreshold, plan.max_pairs())) break;
+      if (stats::should_stop(o) || out_of_time || old_futile(e, stats::kDefaultThreshold, plan.max_pairs())) break;
     }
     spent += used;
     const bool decided = stats::should_stop(o);

@@ -2,7 +2,7 @@
 // public function that reads the Student t or normal distribution — the
 // distributions themselves, the paired, Welch and BCa bootstrap estimates,
 // decide, runs_needed, runs_to_decide, decide_note, inconclusive_note,
-// format_change, per_test_confidence, futile — on small and large samples,
+// format_change, per_test_confidence — on small and large samples,
 // tiny and huge confidences and degenerate input. One list, read by two
 // programs: tools/interval_pin_golden.cpp prints it into
 // tests/data/stats/interval_pins.tsv (generated from the hand-written
@@ -99,8 +99,6 @@ class PinTable {
       number(fmt::format("{} runs_to_decide t={}", id, threshold), need ? static_cast<double>(*need) : -1.0);
     }
     text(id + " decide_note t=0.03", decide_note(e, 0.03));
-    for (size_t max_pairs : {12, 24})
-      number(fmt::format("{} futile t=0.03 max={}", id, max_pairs), futile(e, 0.03, max_pairs) ? 1 : 0);
     text(id + " format_change", format_change(e));
     text(id + " inconclusive_note", inconclusive_note(e, 0.05));
   }

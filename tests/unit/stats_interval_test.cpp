@@ -368,23 +368,6 @@ std::vector<RunPair> spread_pairs(int n, double change, double noise) {
   return p;
 }
 
-TEST(Futility, StopsOnlyWhatTheMaximumCannotDecide) {
-  const double conf = 1 - 0.05 / 80;  // the 8-case matrix's per-look level
-  // The demo's 01_base: -5.8% with 9% of pair noise needs about 33 pairs: 12 cannot decide it.
-  const auto noisy = estimate_paired(spread_pairs(6, -0.058, 0.12), conf);
-  ASSERT_EQ(decide(noisy, 0.03, false), Outcome::kInconclusive);
-  EXPECT_GT(*runs_to_decide(noisy, 0.03), size_t{12});
-  EXPECT_TRUE(futile(noisy, 0.03, 12));
-  EXPECT_FALSE(futile(noisy, 0.03, 1000)) << "a plan long enough is not futile";
-  // 04_int8's +30% with 7% of noise: undecided at 4 pairs, decided within 12.
-  const auto clear = estimate_paired(spread_pairs(4, 0.30, 0.09), conf);
-  ASSERT_EQ(decide(clear, 0.03, false), Outcome::kInconclusive);
-  EXPECT_LE(*runs_to_decide(clear, 0.03), size_t{12});
-  EXPECT_FALSE(futile(clear, 0.03, 12));
-  // Below the floor the noise estimate is too rough to give up on.
-  EXPECT_FALSE(futile(estimate_paired(spread_pairs(3, -0.058, 0.12), conf), 0.03, 12));
-}
-
 // ------------------------------------------------------------ wording
 
 TEST(Format, OneWordingOfAChange) {

@@ -46,6 +46,25 @@ class AlertStoreTest : public ::testing::TestWithParam<std::string> {
 
 INSTANTIATE_TEST_SUITE_P(Stores, AlertStoreTest, ::testing::ValuesIn(testing::all_backends()), testing::BackendName());
 
+// The states the store's CHECK constraint on alerts.state lists, comma-joined,
+// as the backend itself reports its constraint.
+std::string check_constraint_states(const std::string& location) {
+  const std::string sql =
+      testing::is_pg_url(location)
+          ? testing::query_text(location, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = "
+                                          "'alerts'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'")
+          : testing::query_text(location, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'alerts'");
+  const auto at = sql.find("state IN (") != std::string::npos ? sql.find("state IN (") : sql.find("state = ANY");
+  if (at == std::string::npos) return "no CHECK on state in: " + sql;
+  std::string out;
+  for (size_t q = sql.find('\'', at); q != std::string::npos && q < sql.find(')', at + 12); q = sql.find('\'', q + 1)) {
+    const size_t end = sql.find('\'', q + 1);
+    out += (out.empty() ? "" : ",") + sql.substr(q + 1, end - q - 1);
+    q = end;
+  }
+  return out;
+}
+
 Alert step_alert(const std::string& night = "2024-03-25") {
   Alert a;
   a.key = "change|01_base|functional|abcd|step_time_median_s|" + night;
@@ -149,6 +168,41 @@ TEST_P(AlertStoreTest, ConcurrentRaisersMakeOneAlertPerFinding) {
   EXPECT_EQ(query_int(location(), "SELECT count(*) FROM alert_events"), kFindings);
 }
 
+// The lifecycle is one table (alert_moves): a person may not reopen a closed
+// alert (issue #56: `alerts ack` on a recovered alert reopened it), the nightly
+// may only close a live one, and the store's CHECK constraint knows exactly
+// the states the table does.
+TEST_P(AlertStoreTest, TheLifecycleIsOneTableTheStoreApplies) {
+  using S = AlertState;
+  EXPECT_EQ(alert_destinations(S::kOpen, AlertActor::kPerson),
+            (std::vector<S>{S::kAcknowledged, S::kExpected, S::kInvalid, S::kFixed}));
+  EXPECT_EQ(alert_destinations(S::kAcknowledged, AlertActor::kPerson),
+            (std::vector<S>{S::kExpected, S::kInvalid, S::kFixed}));
+  EXPECT_EQ(alert_destinations(S::kOpen, AlertActor::kNightly), (std::vector<S>{S::kRecovered}));
+  for (const S final_state : {S::kExpected, S::kInvalid, S::kFixed, S::kRecovered})
+    for (const AlertActor actor : {AlertActor::kPerson, AlertActor::kNightly})
+      EXPECT_TRUE(alert_destinations(final_state, actor).empty()) << to_string(final_state);
+  EXPECT_EQ(alert_move_refusal(3, S::kRecovered, S::kAcknowledged, AlertActor::kPerson),
+            "alert #3 is recovered: a final state, it cannot become acknowledged");
+  EXPECT_EQ(alert_move_refusal(3, S::kAcknowledged, S::kRecovered, AlertActor::kPerson),
+            "alert #3 is acknowledged: it may become expected, invalid or fixed, not recovered");
+
+  Store store(location());
+  const int64_t id = store.raise_alert(step_alert()).id;
+  AlertTransition back{S::kRecovered, "nightly", "", "2024-04-02", AlertActor::kNightly};
+  ASSERT_TRUE(store.change_alert_state(id, back).moved);
+  for (const S to : {S::kAcknowledged, S::kExpected, S::kInvalid, S::kFixed, S::kOpen}) {
+    const AlertMoveResult r = store.change_alert_state(id, {to, "alice", "", "", AlertActor::kPerson});
+    EXPECT_FALSE(r.moved) << to_string(to);
+    EXPECT_EQ(r.state, S::kRecovered);
+  }
+  EXPECT_EQ(store.alert_events(id).size(), 2u) << "a refused move writes nothing";
+  // Every state of the table is one the store's CHECK accepts, and no other is.
+  for (size_t i = 0; i <= static_cast<size_t>(S::kRecovered); ++i)
+    EXPECT_NO_THROW(alert_state_from_string(to_string(static_cast<S>(i))));
+  EXPECT_EQ(check_constraint_states(location()), "open,acknowledged,expected,invalid,fixed,recovered");
+}
+
 TEST_P(AlertStoreTest, StateChangesStoreWhoWhenAndWhyOnlyFromTheStatesNamed) {
   Store store(location());
   const int64_t id = store.raise_alert(step_alert()).id;
@@ -156,20 +210,22 @@ TEST_P(AlertStoreTest, StateChangesStoreWhoWhenAndWhyOnlyFromTheStatesNamed) {
   ack.to = AlertState::kAcknowledged;
   ack.by = "alice@host";
   ack.note = "looking";
-  EXPECT_TRUE(store.change_alert_state(id, ack));
-  EXPECT_FALSE(store.change_alert_state(id, ack)) << "already acknowledged";
+  EXPECT_TRUE(store.change_alert_state(id, ack).moved);
+  EXPECT_FALSE(store.change_alert_state(id, ack).moved) << "already acknowledged";
+  EXPECT_EQ(store.change_alert_state(id, ack).state, AlertState::kAcknowledged);
   auto a = store.alert(id);
   EXPECT_EQ(a->state, AlertState::kAcknowledged);
   EXPECT_EQ(a->state_by, "alice@host");
   EXPECT_EQ(a->note, "looking");
   EXPECT_EQ(a->state_at.size(), 24u);
 
-  AlertTransition expect{AlertState::kExpected, "bob", "the new optimizer costs 10%", "", {}};
-  EXPECT_TRUE(store.change_alert_state(id, expect));
+  AlertTransition expect{AlertState::kExpected, "bob", "the new optimizer costs 10%", "", AlertActor::kPerson};
+  EXPECT_TRUE(store.change_alert_state(id, expect).moved);
   // The nightly closes only a live alert: an expected one stays expected.
-  AlertTransition recovered{AlertState::kRecovered, "nightly", "", "2024-04-02",
-                            {AlertState::kOpen, AlertState::kAcknowledged}};
-  EXPECT_FALSE(store.change_alert_state(id, recovered));
+  AlertTransition recovered{AlertState::kRecovered, "nightly", "", "2024-04-02", AlertActor::kNightly};
+  const AlertMoveResult refused = store.change_alert_state(id, recovered);
+  EXPECT_FALSE(refused.moved);
+  EXPECT_EQ(refused.state, AlertState::kExpected);
   EXPECT_EQ(store.alert(id)->state, AlertState::kExpected);
 
   const auto events = store.alert_events(id);
@@ -185,7 +241,7 @@ TEST_P(AlertStoreTest, StateChangesStoreWhoWhenAndWhyOnlyFromTheStatesNamed) {
   EXPECT_EQ(events[2].note, "the new optimizer costs 10%");
 
   const int64_t live = store.raise_alert(step_alert("2024-04-01")).id;
-  EXPECT_TRUE(store.change_alert_state(live, recovered));
+  EXPECT_TRUE(store.change_alert_state(live, recovered).moved);
   EXPECT_EQ(store.alert(live)->resolved_night, "2024-04-02");
   AlertFilter expected_only;
   expected_only.state = AlertState::kExpected;

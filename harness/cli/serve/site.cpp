@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <iostream>
@@ -294,19 +295,17 @@ class Site {
     return true;
   }
 
+  // Every JSON answer through nlohmann: a store's path or error keeps its tabs and quotes, escaped.
   static std::string nlohmann_status(const PageCache::Answer& a) {
-    return fmt::format("{{\"status\": \"{}\", \"message\": \"{}\", \"seconds\": {:.1f}}}\n",
-                       a.status == 202 ? "computing" : "unreachable", json_escape(a.message), a.computing_s);
+    const nlohmann::ordered_json j = {{"status", a.status == 202 ? "computing" : "unreachable"},
+                                      {"message", a.message},
+                                      {"seconds", std::round(a.computing_s * 10) / 10}};
+    return json_text(j);
   }
 
-  static std::string json_escape(const std::string& s) {
-    std::string out;
-    for (const char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) continue;
-      out += c;
-    }
-    return out;
+  // Invalid UTF-8 (an error text from the system) is replaced, never a throw.
+  static std::string json_text(const nlohmann::ordered_json& j) {
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
 
   bool health(bool json, httplib::Response& res) {
@@ -318,9 +317,10 @@ class Site {
     }
     res.status = error.empty() ? 200 : 503;
     if (json)
-      res.set_content(fmt::format("{{\"store\": \"{}\", \"reachable\": {}, \"message\": \"{}\", \"public_url\": \"{}\"}}\n",
-                                  json_escape(stores_.label()), error.empty() ? "true" : "false", json_escape(error),
-                                  json_escape(o_.public_url)),
+      res.set_content(json_text({{"store", stores_.label()},
+                                 {"reachable", error.empty()},
+                                 {"message", error},
+                                 {"public_url", o_.public_url}}),
                       "application/json");
     else
       line(res, res.status, error.empty() ? "ok: " + stores_.label() : error);
@@ -377,12 +377,10 @@ class Site {
     if (access_.by_cookie(req) && !access_.csrf_ok(req, csrf))
       return line(res, 403, "the form's CSRF token is missing or not this session's (reload the alert's page)");
     store::AlertTransition change;
-    if (state == "acknowledged") {
-      change.to = store::AlertState::kAcknowledged;
-      change.only_from = {store::AlertState::kOpen};
-    } else if (state == "expected" || state == "invalid") {
-      change.to = state == "expected" ? store::AlertState::kExpected : store::AlertState::kInvalid;
-      change.only_from = {store::AlertState::kOpen, store::AlertState::kAcknowledged};
+    change.actor = store::AlertActor::kPerson;
+    // What a person may set is the lifecycle's (store::alert_moves); the server offers these three.
+    if (state == "acknowledged" || state == "expected" || state == "invalid") {
+      change.to = store::alert_state_from_string(state);
     } else {
       return line(res, 400, "bad request: 'state' is acknowledged, expected or invalid");
     }
@@ -392,11 +390,11 @@ class Site {
     change.note = note;
     change.by = "twinbench serve (" + req.remote_addr + ")";
     std::optional<store::Alert> after;
-    bool changed = false;
+    store::AlertMoveResult moved;
     try {
       stores_.with_store([&](store::Store& db) {
         if (!db.alert(id)) return;
-        changed = db.change_alert_state(id, change);
+        moved = db.change_alert_state(id, change);
         after = db.alert(id);
       });
     } catch (const StoreUnavailable& e) {
@@ -406,8 +404,8 @@ class Site {
     }
     if (!after) return line(res, 404, fmt::format("not found: no alert #{} in the store", id));
     cache_.clear();  // every page that shows it
-    if (!changed)
-      return line(res, 409, fmt::format("alert #{} is {}: it cannot become {}", id, store::to_string(after->state), state));
+    if (!moved.moved)  // the same words as the CLI's refusal
+      return line(res, 409, store::alert_move_refusal(id, moved.state, change.to, change.actor));
     if (json) {
       res.set_content(reports::alert_json(*after).dump(2), "application/json");
       return;
