@@ -5,15 +5,16 @@
 # over 2 Gloo ranks, about 6 GB of memory each; what cannot run here recorded as skipped with the
 # reason) — into ./twinbench.db and print the MaxView tables. The matrix is
 # adaptive (docs/verdicts.md, "The main job decides"): each case runs as
-# interleaved pairs, the budget going to the cases most likely to decide, until
-# its step-time verdict is decisive, it is futile, the budget is spent or the
-# maximum of pairs is reached. Then render the pair
+# lockstep duets (both implementations resident, one step of each a round, in
+# a random order: §1), every case one duet first, then the budget going to the
+# cases most likely to decide, until its step-time verdict is decisive, it is
+# futile, the budget is spent or the maximum of duets is reached. Then render the pair
 # report and the index for that matrix and print the path of index.html, and
 # last the command that serves the store live (docs/serve.md).
 # Extra arguments go to `twinbench matrix` (e.g. train.steps=20).
 #   TWINBENCH_THREADS         intra-op threads per run (default 1: half the run-level noise of 2)
 #   TWINBENCH_DEMO_BUDGET     seconds for the matrix (default 360)
-#   TWINBENCH_DEMO_MAX_PAIRS  pairs per case at most (default 8: a plan the budget can reach, so that
+#   TWINBENCH_DEMO_MAX_PAIRS  duets per case at most (default 8: a plan the budget can reach, so that
 #                             its last look spends the most; docs/verdicts.md §11)
 # On the 2-core development host the matrix takes about 6 minutes; how many of
 # its cases decide there, and why not more, is docs/verdicts.md section 11;

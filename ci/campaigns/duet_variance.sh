@@ -19,7 +19,7 @@
 # (ci/campaign_results.py). Not part of the test suite.
 #
 #   ci/campaigns/duet_variance.sh
-# Environment: AA_CASES (default 01_base,04_int8,06_1b), CHUNKS (3), K (4),
+# Environment: SKIP_AA (1: part 1 not run, block aa kept), AA_CASES (default 01_base,04_int8,06_1b), CHUNKS (3), K (4),
 # CASES (the main job's cases but 07_8b, default '0[1-68]*'), REPEATS (8), REPEATS_8B (07_8b's, 3),
 # OUT (default duet-variance), RESULTS (default docs/results/duet_variance.md).
 set -euo pipefail
@@ -37,11 +37,12 @@ out=${OUT:-duet-variance}
 results=${RESULTS:-docs/results/duet_variance.md}
 export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0
 rm -rf "$out" && mkdir -p "$out"
-command="AA_CASES=$aa_cases CHUNKS=$chunks K=$k CASES='$cases' REPEATS=$repeats REPEATS_8B=$repeats_8b ci/campaigns/duet_variance.sh"
+command="SKIP_AA=${SKIP_AA:-0} AA_CASES=$aa_cases CHUNKS=$chunks K=$k CASES='$cases' REPEATS=$repeats REPEATS_8B=$repeats_8b ci/campaigns/duet_variance.sh"
 start=$(date +%s)
 
-# 1. A/A: both designs, alternating, the same build on both sides.
+# 1. A/A: both designs, alternating, the same build on both sides (SKIP_AA=1: keep block aa as it is).
 IFS=, read -ra aa <<<"$aa_cases"
+[[ ${SKIP_AA:-0} == 1 ]] && aa=()
 for c in "${aa[@]}"; do
   for ((i = 0; i < chunks; i++)); do
     designs=(lockstep runs)
@@ -54,7 +55,7 @@ for c in "${aa[@]}"; do
   done
 done
 aa_s=$(( $(date +%s) - start ))
-python3 ci/campaigns/duet_variance.py "$out/aa.db" --side-key branch --a ab:A --b ab:B --tsv >"$out/aa.tsv"
+[[ ${#aa[@]} -gt 0 ]] && python3 ci/campaigns/duet_variance.py "$out/aa.db" --side-key branch --a ab:A --b ab:B --tsv >"$out/aa.tsv"
 
 # 2. The main job's cases as lockstep duets, functional vs module.
 mid=$(date +%s)
@@ -79,10 +80,10 @@ for key, c in sorted(cells.items()):
           f"{statistics.fmean(c['seconds']):.2f}")
 PY
 "$sim" matrix-model "$out/model.tsv" 1000 360 >"$out/plan.md"
-cat "$out/aa.tsv" "$out/components.tsv" "$out/plan.md"
+cat "$out/components.tsv" "$out/plan.md"
 
 host_note="TWINBENCH_THREADS=1, each duet's sides pinned to one core drawn per duet"
-python3 ci/campaign_results.py write "$results" aa --command "$command" --tsv "$out/aa.tsv" \
+[[ ${#aa[@]} -gt 0 ]] && python3 ci/campaign_results.py write "$results" aa --command "$command" --tsv "$out/aa.tsv" \
   --note "A/A: ab of one build against itself, reduced forms, $chunks chunks of a lockstep session and a run-level session of $k rounds each, alternating; $host_note; $aa_s s. sd med: of ln(B/A) per replicate, the ratio of the sides' median steady step times (what the verdicts judge); gm and mr: per duet, the mean and median over its rounds of ln(b_i/a_i); round sd: within a duet; between sd: what is left between duets (Kalibera & Jones's two levels)"
 python3 ci/campaign_results.py write "$results" components --command "$command" --tsv "$out/components.tsv" \
   --note "the main job's cases, functional vs module, each $repeats lockstep duets (07_8b $repeats_8b), reduced forms; $host_note; $matrix_s s"

@@ -19,7 +19,7 @@
 # directory: reuse one to extend a campaign; its table counts every session in
 # it), FIRST (the first session's seed, default 1: FIRST=11 with the same OUT
 # adds sessions 11..N), RESULTS (default docs/results/verdict_campaign.md; a
-# smoke test writes elsewhere).
+# smoke test writes elsewhere), BLOCK (the results block, default replay or shipped).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-20}
@@ -43,13 +43,17 @@ out=${OUT:-$(mktemp -d /tmp/twinbench-campaign-XXXXXX)}
 mkdir -p "$out"
 echo "campaign: writing to $out" >&2
 for kind in ${KINDS:-aa step:5 step:10}; do
-  b=$bin
   if [[ $kind != aa ]]; then
     b=$out/slow-${kind#step:}.sh
     printf '#!/bin/sh\nTWINBENCH_ALLOW_TEST_HOOKS=1 TWINBENCH_TEST_SLOW_OP=%s exec %s "$@"\n' "$kind" "$bin" > "$b"
     chmod +x "$b"
   fi
-  for i in $(seq "${FIRST:-1}" "$n"); do
+done
+# Session-major: the kinds take turns, so that each meets the same hours of the host.
+for i in $(seq "${FIRST:-1}" "$n"); do
+  for kind in ${KINDS:-aa step:5 step:10}; do
+    b=$bin
+    [[ $kind != aa ]] && b=$out/slow-${kind#step:}.sh
     [[ -s $out/$kind-$i.json ]] && continue
     "$bin" ab --a "$bin" --b "$b" --db "$out/campaign.db" --seed "$i" --json --why-runs 0 "${fixed[@]}" "${args[@]}" \
       > "$out/$kind-$i.json" 2> "$out/$kind-$i.log" || true
@@ -69,8 +73,9 @@ if replay:
     print("| candidate | rules | sessions | regressed | improved | no change | inconclusive | mean pairs to stop |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
 else:
-    print("| candidate | sessions | regressed | improved | no change | inconclusive | mean rounds | CPU-min per side per verdict |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| candidate | sessions | regressed | improved | no change | inconclusive | false alarms or power | mean rounds | "
+          "seconds a session (median, max) | seconds to regressed (median, max) | CPU-min per side per verdict |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for kind in kinds:
     rows = []
     for f in sorted(glob.glob(f"{out}/{kind}-*.json")):
@@ -95,19 +100,25 @@ for kind in kinds:
             print(f"| {label(kind)} | {rule} | {len(judged)} | {v.count('regressed')} | {v.count('improved')} | "
                   f"{v.count('no change')} | {v.count('inconclusive')} | {pairs:.1f} |")
     else:
+        import statistics
         v = [step(j)["verdict"] for j in rows]
         rounds = sum(len(j["rounds"]) for j in rows) / len(rows)
         cpu_min = sum(j["seconds"] for j in rows) / len(rows) / 2 * threads / 60
+        secs = [j["seconds"] for j in rows]
+        reg = [j["seconds"] for j, x in zip(rows, v) if x == "regressed"]
+        rate = (f"{100 * (v.count('regressed') + v.count('improved')) / len(v):.0f}% false alarms" if kind == "aa"
+                else f"{100 * v.count('regressed') / len(v):.0f}% found")
+        span = lambda xs: f"{statistics.median(xs):.0f}, {max(xs):.0f}" if xs else "-"
         print(f"| {label(kind)} | {len(rows)} | {v.count('regressed')} | {v.count('improved')} | {v.count('no change')} | "
-              f"{v.count('inconclusive')} | {rounds:.1f} | {cpu_min:.2f} |")
+              f"{v.count('inconclusive')} | {rate} | {rounds:.1f} | {span(secs)} | {span(reg)} | {cpu_min:.2f} |")
 PY
 cat "$out/table.md"
 echo "(outputs in $out; TWINBENCH_THREADS=$TWINBENCH_THREADS)" >&2
 if [[ $replay == 1 ]]; then
   note="Both rules judge the same sessions: each ran $rounds rounds (\`ab --rounds $rounds\`); the old rule (every look at 1 - 0.05 / (2 timing tests x looks)) and the new one (O'Brien-Fleming spending, the step time alone in its family) stop at their first decisive look of default_plan($rounds) (twinbench_verdict_sim replay). TWINBENCH_THREADS=$TWINBENCH_THREADS; the step-time verdict is counted."
 else
-  note="Sessions as shipped (sequential \`ab\`, new rules). TWINBENCH_THREADS=$TWINBENCH_THREADS; the step-time verdict is counted."
+  note="Sessions as shipped (sequential \`ab\`, its default pairing: lockstep duets since issue #55), the kinds taking turns session by session. TWINBENCH_THREADS=$TWINBENCH_THREADS; the step-time verdict is counted; seconds: each session's rounds (ab's own clock, the probes not included)."
 fi
-python3 ci/campaign_results.py write "$results" "$( [[ $replay == 1 ]] && echo replay || echo shipped )" \
-  --command "KINDS='${KINDS:-aa step:5 step:10}' ROUNDS=$rounds REPLAY=$replay ci/campaigns/verdict_campaign.sh $n ${args[*]}" \
+python3 ci/campaign_results.py write "$results" "${BLOCK:-$( [[ $replay == 1 ]] && echo replay || echo shipped )}" \
+  --command "KINDS='${KINDS:-aa step:5 step:10}' ROUNDS=$rounds REPLAY=$replay${BLOCK:+ BLOCK=$BLOCK} ci/campaigns/verdict_campaign.sh $n ${args[*]}" \
   --table "$out/table.md" --note "$note"
