@@ -19,7 +19,7 @@
 # (ci/campaign_results.py). Not part of the test suite.
 #
 #   ci/campaigns/duet_variance.sh
-# Environment: SKIP_AA (1: part 1 not run, block aa kept), AA_CASES (default 01_base,04_int8,06_1b), CHUNKS (3), K (4),
+# Environment: TAG (blocks components-TAG and plan-TAG instead), SKIP_AA (1: part 1 not run, block aa kept), AA_CASES (default 01_base,04_int8,06_1b), CHUNKS (3), K (4),
 # CASES (the main job's cases but 07_8b, default '0[1-68]*'), REPEATS (8), REPEATS_8B (07_8b's, 3),
 # OUT (default duet-variance), RESULTS (default docs/results/duet_variance.md).
 set -euo pipefail
@@ -37,7 +37,7 @@ out=${OUT:-duet-variance}
 results=${RESULTS:-docs/results/duet_variance.md}
 export TWINBENCH_THREADS=1 TWINBENCH_WHY_RUNS=0
 rm -rf "$out" && mkdir -p "$out"
-command="SKIP_AA=${SKIP_AA:-0} AA_CASES=$aa_cases CHUNKS=$chunks K=$k CASES='$cases' REPEATS=$repeats REPEATS_8B=$repeats_8b ci/campaigns/duet_variance.sh"
+command="${TAG:+TAG=$TAG }SKIP_AA=${SKIP_AA:-0} AA_CASES=$aa_cases CHUNKS=$chunks K=$k CASES='$cases' REPEATS=$repeats REPEATS_8B=$repeats_8b ci/campaigns/duet_variance.sh"
 start=$(date +%s)
 
 # 1. A/A: both designs, alternating, the same build on both sides (SKIP_AA=1: keep block aa as it is).
@@ -85,7 +85,7 @@ cat "$out/components.tsv" "$out/plan.md"
 host_note="TWINBENCH_THREADS=1, each duet's sides pinned to one core drawn per duet"
 [[ ${#aa[@]} -gt 0 ]] && python3 ci/campaign_results.py write "$results" aa --command "$command" --tsv "$out/aa.tsv" \
   --note "A/A: ab of one build against itself, reduced forms, $chunks chunks of a lockstep session and a run-level session of $k rounds each, alternating; $host_note; $aa_s s. sd med: of ln(B/A) per replicate, the ratio of the sides' median steady step times (what the verdicts judge); gm and mr: per duet, the mean and median over its rounds of ln(b_i/a_i); round sd: within a duet; between sd: what is left between duets (Kalibera & Jones's two levels)"
-python3 ci/campaign_results.py write "$results" components --command "$command" --tsv "$out/components.tsv" \
+python3 ci/campaign_results.py write "$results" "components${TAG:+-$TAG}" --command "$command" --tsv "$out/components.tsv" \
   --note "the main job's cases, functional vs module, each $repeats lockstep duets (07_8b $repeats_8b), reduced forms; $host_note; $matrix_s s"
-python3 ci/campaign_results.py write "$results" plan --command "$command" --table "$out/plan.md" \
+python3 ci/campaign_results.py write "$results" "plan${TAG:+-$TAG}" --command "$command" --table "$out/plan.md" \
   --note "twinbench_verdict_sim matrix-model over the components above (per case the change and sd per duet as measured, the seconds a duet took): the adaptive matrix as the binary runs it, 1000 matrices per row, alpha 5% for the whole matrix, 360 s; owed: the duets every case runs before the budget is shared"
