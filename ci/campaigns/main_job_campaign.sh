@@ -13,7 +13,9 @@
 #   ci/campaigns/main_job_campaign.sh [K=3] [matrix overrides...]
 # Environment: THREADS (default "1"), BUDGETS (seconds, default "360"),
 # MAX_PAIRS (default "8 12"), OUT (a directory to reuse / extend), RESULTS
-# (default docs/results/main_job_campaign.md; a smoke test writes elsewhere).
+# (default docs/results/main_job_campaign.md; a smoke test writes elsewhere),
+# CLONES (1: each run a fresh clone of HEAD running `bash ci/demo.sh`, the
+# README's main job as a new user runs it), BLOCK (the results block, default runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 k=${1:-3}
@@ -31,10 +33,26 @@ for t in ${THREADS:-1}; do
         name=$out/t$t-b$budget-m$m-$i
         [[ -s $name.json ]] && continue
         rm -f "$name.db"
-        start=$(date +%s.%N)
-        TWINBENCH_THREADS=$t "$bin" matrix --reduced --adaptive --budget "$budget" --max-pairs "$m" --db "$name.db" \
-          --no-progress "$@" > "$name.txt" 2> "$name.log" || true
-        python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.wall"
+        if [[ ${CLONES:-0} == 1 ]]; then
+          # The README's main job as a new user runs it: a fresh clone of this
+          # repository's HEAD, `bash ci/demo.sh` there (setup, build, calibrate,
+          # plan, the matrix, the report); the matrix's own seconds from its summary.
+          clone=$(mktemp -d /tmp/twinbench-clone-XXXXXX)
+          git clone -q "$PWD" "$clone"
+          start=$(date +%s.%N)
+          (cd "$clone" && TWINBENCH_THREADS=$t TWINBENCH_DEMO_BUDGET=$budget TWINBENCH_DEMO_MAX_PAIRS=$m \
+            bash ci/demo.sh "$@" > "$name.txt" 2> "$name.log") || true
+          python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.demo"
+          sed -n 's/^adaptive matrix: .* in \([0-9.]*\) s (.*/\1/p' "$name.txt" | head -1 > "$name.wall"
+          [[ -s $name.wall ]] || echo 0 > "$name.wall"
+          cp "$clone/twinbench.db" "$name.db" 2>/dev/null || true
+          rm -rf "$clone"
+        else
+          start=$(date +%s.%N)
+          TWINBENCH_THREADS=$t "$bin" matrix --reduced --adaptive --budget "$budget" --max-pairs "$m" --db "$name.db" \
+            --no-progress "$@" > "$name.txt" 2> "$name.log" || true
+          python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.wall"
+        fi
         "$bin" report pair --db "$name.db" --format json > "$name.json" 2>> "$name.log"
         echo "main job campaign: threads $t budget $budget max-pairs $m run $i: $(cat "$name.wall") s" >&2
       done
@@ -68,7 +86,7 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         if g:
             undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
     groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms))
-print("| threads | budget s | max pairs | runs | matrix wall (min) | decisive cases | loss alarms | pairs per case | verdicts (case: pairs, step time) | what would decide the others |")
+print("| threads | budget s | max duets | runs | matrix wall (min) | decisive cases | loss alarms | duets per case | verdicts (case: duets, step time) | what would decide the others |")
 print("|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
 for (t, b, m), runs in sorted(groups.items()):
     walls = [w for w, _, _, _ in runs]
@@ -87,7 +105,11 @@ for (t, b, m), runs in sorted(groups.items()):
 PY
 cat "$out/table.md"
 echo "(outputs in $out; the demo adds setup, build, calibration and plan to the matrix's wall time)" >&2
-python3 ci/campaign_results.py write "$results" runs \
-  --command "THREADS='${THREADS:-1}' BUDGETS='${BUDGETS:-360}' MAX_PAIRS='${MAX_PAIRS:-8 12}' ci/campaigns/main_job_campaign.sh $k${*:+ $*}" \
+demo_note=""
+if [[ ${CLONES:-0} == 1 ]]; then
+  demo_note=" Each run a fresh clone of HEAD running \`bash ci/demo.sh\` (setup, build, calibrate, plan, the matrix, the report): the whole demo took $(cat "$out"/*.demo | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print(f'{min(v):.0f}-{max(v):.0f}')") s; the matrix wall is its own summary's."
+fi
+python3 ci/campaign_results.py write "$results" "${BLOCK:-runs}" \
+  --command "${CLONES:+CLONES=$CLONES }THREADS='${THREADS:-1}' BUDGETS='${BUDGETS:-360}' MAX_PAIRS='${MAX_PAIRS:-8 12}' ci/campaigns/main_job_campaign.sh $k${*:+ $*}" \
   --table "$out/table.md" \
-  --note "The demo's matrix (\`matrix --reduced --adaptive\`) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, each case at the level its last look spent)."
+  --note "The demo's matrix (\`matrix --reduced --adaptive\`) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, each case at the level its last look spent).$demo_note"

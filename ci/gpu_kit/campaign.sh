@@ -118,16 +118,16 @@ step() {
   return 0
 }
 
-# Budgets (s): GPU steps are sized for an H100/H200 and sum to 450 s at most;
+# Budgets (s): GPU steps are sized for an H100/H200 and sum to 535 s at most;
 # the CPU rehearsal runs each case's [reduced] form.
 if ((gpu)); then
-  b_cal=50 b_plan=30 b_pairs=150 b_1b=80 b_8b=70 b_why=30 b_oom=20 b_eager=45
-  size=(); pair_opts=(--adaptive --budget 120 --max-pairs 6)
+  b_cal=50 b_plan=30 b_pairs=150 b_aa=60 b_1b=80 b_8b=70 b_why=30 b_oom=20 b_eager=45
+  size=(); pair_opts=(--adaptive --budget 120 --max-pairs 6); aa_rounds=4
   dtypes=bf16,fp32
 else
   # Generous: the rehearsal proves the kit runs, on a CI host busy with other tests.
-  b_cal=60 b_plan=60 b_pairs=300 b_1b=120 b_8b=240 b_why=120 b_oom=60 b_eager=180
-  size=(--reduced train.steps=3 measure.warmup_steps=1); pair_opts=(--repeats 1)
+  b_cal=60 b_plan=60 b_pairs=300 b_aa=120 b_1b=120 b_8b=240 b_why=120 b_oom=60 b_eager=180
+  size=(--reduced train.steps=3 measure.warmup_steps=1); pair_opts=(--repeats 1); aa_rounds=2
   dtypes=fp32
 fi
 common=(--device "$device" --no-progress --why-runs 0)
@@ -162,6 +162,18 @@ plan_all() {
 step plan "$b_plan" plan_all
 
 step pairs "$b_pairs" tb matrix --cases '0[1-5]*' "${common[@]}" "${size[@]}" "${pair_opts[@]}" --group campaign-pairs --json
+
+# A/A, this build against itself on 01_base: lockstep duets beside run-level pairs
+# (docs/verdicts.md §1), the spread of ln(B/A) per replicate on this device
+# (summary.md's "A/A" section, from the two `ab --json`).
+aa_both() {
+  local pairing
+  for pairing in lockstep runs; do
+    tb ab --a "$bin" --b "$bin" --case 01_base "${size[@]}" --rounds "$aa_rounds" --pairing "$pairing" --why-runs 0 \
+      --json >"$work/aa-$pairing.json" || return 1
+  done
+}
+step aa "$b_aa" aa_both
 
 # 06_1b: MaxText's 1B at full size (1 x 2048) in bf16 on the GPU; its [reduced] slice on the CPU.
 step 1b "$b_1b" tb matrix --cases 06_1b "${common[@]}" "${size[@]}" --repeats $((gpu ? 2 : 1)) --group campaign-1b --json \

@@ -11,6 +11,7 @@ library only: it runs on the device's python and on a bare Debian.
 """
 import argparse
 import json
+import math
 import os
 import sqlite3
 import statistics
@@ -168,6 +169,24 @@ def main():
                  f"{fmt(None if peak is None else peak / 2**30, '.2f', ' GiB')} | {fmt(m('memory_pct'), '.1f')} | "
                  f"{fmt(m('final_loss'), '.6f')} | {rs[0]['prov'].get('quant_backend', '-')} |")
     L.append("")
+
+    # A/A of one build against itself (step `aa`): the spread of ln(B/A) per replicate, by design.
+    aa = [(d, load_json(os.path.join(a.work, f"aa-{d}.json"), None)) for d in ("lockstep", "runs")]
+    if any(j for _, j in aa):
+        L.append("## A/A: lockstep duets and run-level pairs (01_base, one build against itself)")
+        L.append("")
+        L.append("| design | replicates | step time B/A [CI] | sd of ln(B/A) per replicate |")
+        L.append("|---|---|---|---|")
+        for design, j in aa:
+            if not j:
+                continue
+            t = next((m for m in j.get("metrics", []) if m.get("metric") == "step_time_median_s"), {})
+            pairs = [(x, y) for x, y in zip(t.get("rounds_a", []), t.get("rounds_b", [])) if x and y]
+            logs = [math.log(y / x) for x, y in pairs]
+            sd = statistics.stdev(logs) if len(logs) >= 2 else None
+            L.append(f"| {j.get('pairing', design)} | {len(pairs)} | {t.get('change', '-')} | "
+                     f"{fmt(None if sd is None else 100 * sd, '.2f', '%')} |")
+        L.append("")
 
     L.append("## Verdicts and loss bands per arithmetic")
     L.append("")

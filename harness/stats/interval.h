@@ -172,7 +172,7 @@ double per_test_confidence(double family_confidence, size_t tests, size_t looks)
 // ------------------------------------------------------------ formatting (one wording everywhere)
 
 // "+8.1% [-3.2%, +19.4%]": the change B/A - 1 with its interval, one decimal;
-// "+8.1% (no interval: 1 run)" without one; "—" when there is no ratio. An
+// "+8.1% (no interval: 1 duet)", "(no interval: 1 run a side)" without one; "—" when there is no ratio. An
 // interval too wide to bound anything (beyond a tenth or ten times: two pairs
 // at a family's 99.9%) is not printed as bounds: "-4.6% (no bound yet: 2
 // duets)", and bound_note says what would bound it.

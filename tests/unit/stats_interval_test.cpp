@@ -231,7 +231,7 @@ TEST(Estimate, TooFewOrMissingRuns) {
   EXPECT_EQ(lopsided.n_b, 3u);
   EXPECT_FALSE(lopsided.interval);
   EXPECT_NEAR(lopsided.ratio, 1.25, 1e-12);
-  EXPECT_EQ(format_change(lopsided), "+25.0% (no interval: 1 run)");
+  EXPECT_EQ(format_change(lopsided), "+25.0% (no interval: 1 run a side)");
   // A side with nothing usable: no ratio.
   EXPECT_TRUE(std::isnan(estimate_unpaired({}, {1.0, 2.0}, 0.95).ratio));
   EXPECT_TRUE(std::isnan(estimate_unpaired({std::nan("")}, {1.0, 2.0}, 0.95).ratio));
