@@ -18,6 +18,7 @@ packages=(
   tidy chromium  # report tests: HTML validation and headless rendering
   libcpp-httplib-dev  # `twinbench serve` (harness/cli/serve/)
   python3-websocket  # tests/integration/serve_browser.py drives Chromium over the DevTools protocol
+  openssl  # tests/integration/tls_proxy.py: the self-signed certificate of the HTTPS proxy before the server
   wrk  # ci/campaigns/serve_bench.sh: the server under concurrent clients
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py for twinbench-micro JSON (micro tests)
   python3-torch  # ci/campaigns/perf.sh: the plain PyTorch eager reference (same LibTorch 1.13 and BLAS)

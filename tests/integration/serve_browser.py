@@ -5,14 +5,18 @@ console error, no uncaught exception and no failed load, and fits a 1280 px
 window without sideways scrolling; then it signs in through the login form
 and acknowledges the alert given through that alert's form, and reads back
 the state the page shows. tests/integration/serve_test.cpp runs it against
-the server it started and checks the store.
+the server it started and checks the store. With --via-tls-proxy the browser
+reaches the server through an HTTPS proxy on loopback (tls_proxy.py: a
+self-signed certificate, which this browser is told to accept), as behind a
+site's TLS-terminating proxy, and the result says whether the session cookie
+it was given is Secure.
 
     serve_browser.py --url URL --token-env VAR --alert ID --out DIR
-                     [--screenshots DIR] --pages PATH...
+                     [--screenshots DIR] [--via-tls-proxy] --pages PATH...
 
 Writes DIR/result.json: {"pages": [{"url", "status", "errors", "scroll_width",
 "client_width", "overflowing"}],
-"acknowledged_state_shown": ...}. With --screenshots, a full-page PNG of each
+"acknowledged_state_shown": ..., "session_cookie_secure": ..., "proxy_connections": ...}. With --screenshots, a full-page PNG of each
 page at 1280 px (named after the page kind). Exit 0 when it could drive the
 browser (the checks are the caller's), 1 otherwise.
 """
@@ -33,11 +37,12 @@ WIDTH = 1280
 
 
 class Browser:
-    def __init__(self, profile):
+    def __init__(self, profile, accept_self_signed=False):
         self.proc = subprocess.Popen(
             ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--no-first-run", "--disable-component-update", "--disable-sync", "--remote-debugging-port=0",
-             "--remote-allow-origins=*", f"--user-data-dir={profile}", f"--window-size={WIDTH},900", "about:blank"],
+             "--remote-allow-origins=*", f"--user-data-dir={profile}", f"--window-size={WIDTH},900"] +
+            (["--ignore-certificate-errors"] if accept_self_signed else []) + ["about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = os.path.join(profile, "DevToolsActivePort")
         for _ in range(300):
@@ -155,14 +160,20 @@ def main():
     ap.add_argument("--alert", required=True, type=int)
     ap.add_argument("--out", required=True)
     ap.add_argument("--screenshots")
+    ap.add_argument("--via-tls-proxy", action="store_true", help="through an HTTPS proxy on loopback (tls_proxy.py)")
     ap.add_argument("--pages", nargs="+", required=True)
     a = ap.parse_args()
     token = os.environ[a.token_env]
     base = a.url.rstrip("/")
     os.makedirs(a.out, exist_ok=True)
     profile = tempfile.mkdtemp(prefix="serve-browser-")
-    browser = Browser(profile)
-    result = {"pages": []}
+    proxy = None
+    if a.via_tls_proxy:
+        from tls_proxy import TlsProxy
+        proxy = TlsProxy(int(base.rsplit(":", 1)[1]), profile)
+        base = f"https://127.0.0.1:{proxy.port}"
+    browser = Browser(profile, accept_self_signed=proxy is not None)
+    result = {"pages": [], "base": base}
     try:
         for path in a.pages:
             status, errors = browser.load(base + path)
@@ -189,8 +200,15 @@ def main():
         result["acknowledge_errors"] = errors
         result["acknowledged_state_shown"] = browser.evaluate(
             "document.querySelector('#alert .badge').textContent")
+        cookies = browser.call("Network.getCookies", {"urls": [base + "/"]}).get("cookies", [])
+        session = [c for c in cookies if c["name"] == "twinbench_session"]
+        result["session_cookie_secure"] = session[0]["secure"] if session else None
+        if proxy:
+            result["proxy_connections"] = proxy.connections
     finally:
         browser.close()
+        if proxy:
+            proxy.close()
         shutil.rmtree(profile, ignore_errors=True)
     with open(os.path.join(a.out, "result.json"), "w") as f:
         json.dump(result, f, indent=2)

@@ -551,6 +551,59 @@ TEST_F(Serve, OnlyTheWriteTokenActsOnAlertsAndItIsNeverLogged) {
   EXPECT_NE(log.find("POST /alerts/"), std::string::npos) << "the log holds the requests";
 }
 
+// Behind a TLS-terminating proxy (--public-url https://...): the browser's
+// Origin is https, so sign-in and a cookie-authorised write from it go ahead,
+// a plain-http or foreign Origin is refused, and the session cookie is Secure.
+TEST_F(Serve, OriginAndCookieFollowThePublicUrlsScheme) {
+  Server s(serve_args("--public-url https://bench.example:8443/twinbench"), "https-public-url");
+  ASSERT_FALSE(s.url().empty()) << s.log();
+  auto c = s.client();
+  const std::string host = "127.0.0.1:" + std::to_string(s.port());
+  const auto login_from = [&](const std::string& origin) {
+    return c->Post("/login", {{"Origin", origin}}, "token=" + kToken, "application/x-www-form-urlencoded");
+  };
+  EXPECT_EQ(login_from("http://" + host)->status, 403) << "http is not how the browser reaches it";
+  EXPECT_EQ(login_from("https://evil.example")->status, 403);
+  const auto by_host = login_from("https://" + host);  // a proxy that passes the Host on
+  EXPECT_EQ(by_host->status, 303) << by_host->body;
+  const auto login = login_from("https://bench.example:8443");  // a proxy that does not: the public origin
+  ASSERT_EQ(login->status, 303) << login->body;
+  const std::string cookie = login->get_header_value("Set-Cookie");
+  EXPECT_NE(cookie.find("; Secure"), std::string::npos) << cookie;
+  EXPECT_NE(c->Post("/logout", "", "application/x-www-form-urlencoded")->get_header_value("Set-Cookie").find("; Secure"),
+            std::string::npos);
+  // An acknowledgement from the page behind the proxy, of a fresh alert of its own.
+  store::Alert a;
+  {
+    store::Store db(test_store().location());
+    a.key = "change|behind-a-proxy";
+    a.kind = store::AlertKind::kChange;
+    a.case_name = "01_base";
+    a.variant = "module";
+    a.metric = "peak_memory_bytes";
+    a.summary = "acknowledged behind a proxy";
+    a.id = db.raise_alert(a).id;
+  }
+  const std::string target = "/alerts/" + std::to_string(a.id);
+  const httplib::Headers session = {{"Cookie", cookie.substr(0, cookie.find(';'))}};
+  std::smatch m;
+  const std::string page = c->Get(target.c_str(), session)->body;
+  ASSERT_TRUE(std::regex_search(page, m, std::regex("name=\"csrf\" value=\"([0-9a-f]+)\""))) << page;
+  const std::string form = "state=acknowledged&note=via+the+proxy&csrf=" + std::string(m[1]);
+  httplib::Headers plain = session, secure = session;
+  plain.emplace("Origin", "http://" + host);
+  secure.emplace("Origin", "https://bench.example:8443");
+  EXPECT_EQ(c->Post(target.c_str(), plain, form, "application/x-www-form-urlencoded")->status, 403);
+  const auto done = c->Post(target.c_str(), secure, form, "application/x-www-form-urlencoded");
+  ASSERT_EQ(done->status, 303) << done->body;
+  EXPECT_EQ(nlohmann::json::parse(get(s, target + ".json")->body).at("state"), "acknowledged");
+  // Without --public-url the cookie is not Secure (a plain-http server on loopback).
+  const std::string plain_cookie =
+      server_->client()->Post("/logout", "", "application/x-www-form-urlencoded")->get_header_value("Set-Cookie");
+  EXPECT_NE(plain_cookie.find("HttpOnly"), std::string::npos) << plain_cookie;
+  EXPECT_EQ(plain_cookie.find("Secure"), std::string::npos) << plain_cookie;
+}
+
 TEST_F(Serve, ReadsNeedATokenWithReadToken) {
   setenv("TWINBENCH_SERVE_READ_TOKEN", "reader-token", 1);
   Server s(serve_args("--read-token"), "read-token");
@@ -701,6 +754,48 @@ TEST_F(Serve, ChromiumLoadsEveryPageKindAndAcknowledgesAnAlertThroughTheForm) {
   EXPECT_EQ(result.at("acknowledged_state_shown"), "acknowledged") << said;
   store::Store s(test_store().location());
   const auto stored = s.alert(a.id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->state, store::AlertState::kAcknowledged);
+  EXPECT_EQ(stored->note, "seen in the browser test");
+}
+
+// Behind a TLS-terminating proxy (tests/integration/tls_proxy.py, a
+// self-signed certificate): a server told its public URL is https lets
+// Chromium sign in and acknowledge an alert through the proxy, and the
+// session cookie it gets is Secure.
+TEST_F(Serve, ChromiumSignsInAndAcknowledgesThroughAnHttpsProxy) {
+  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
+  Server proxied(serve_args("--public-url https://bench.example/"), "behind-proxy");
+  ASSERT_FALSE(proxied.url().empty()) << proxied.log();
+  store::Alert a;
+  {
+    store::Store s(test_store().location());
+    a.key = "change|browser-behind-a-proxy";
+    a.kind = store::AlertKind::kChange;
+    a.case_name = "01_base";
+    a.variant = "module";
+    a.metric = "tokens_per_s_per_device";
+    a.summary = "the browser's alert behind a proxy";
+    a.id = s.raise_alert(a).id;
+  }
+  const std::string out = path("browser-proxy");
+  const int code = twinbench::testing::shell(
+      "/usr/bin/python3 " TWINBENCH_SOURCE_DIR "/tests/integration/serve_browser.py --url " + proxied.url() +
+      " --via-tls-proxy --token-env TWINBENCH_SERVE_TOKEN --alert " + std::to_string(a.id) + " --out " + out +
+      " --pages / /alerts >" + path("browser-proxy.txt") + " 2>&1");
+  const std::string said = slurp(path("browser-proxy.txt"));
+  ASSERT_EQ(code, 0) << said;
+  const auto result = nlohmann::json::parse(slurp(out + "/result.json"));
+  EXPECT_EQ(result.at("base").get<std::string>().rfind("https://127.0.0.1:", 0), 0u) << said;
+  EXPECT_GE(result.at("proxy_connections").get<int>(), 1) << said;
+  for (const auto& p : result.at("pages")) {
+    EXPECT_EQ(p.at("status"), 200) << p.at("url");
+    EXPECT_TRUE(p.at("errors").empty()) << p.at("url") << ": " << p.at("errors").dump();
+  }
+  EXPECT_EQ(result.at("acknowledge_status"), 200) << said;
+  EXPECT_EQ(result.at("acknowledged_state_shown"), "acknowledged") << said;
+  EXPECT_EQ(result.at("session_cookie_secure"), true) << said;
+  const auto stored = store::Store(test_store().location()).alert(a.id);
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->state, store::AlertState::kAcknowledged);
   EXPECT_EQ(stored->note, "seen in the browser test");

@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <cctype>
 #include <stdexcept>
 
 namespace twinbench::serve {
@@ -39,8 +40,14 @@ bool same_secret(std::string_view given, std::string_view expected) {
   return CRYPTO_memcmp(a, b, sizeof(a)) == 0;
 }
 
-Access::Access(std::string write_token, std::string read_token, bool reads_need_token)
+Access::Access(std::string write_token, std::string read_token, bool reads_need_token, const std::string& public_url)
     : write_token_(std::move(write_token)), read_token_(std::move(read_token)), reads_need_token_(reads_need_token) {
+  if (const size_t colon = public_url.find("://"); colon != std::string::npos) {
+    scheme_ = public_url.substr(0, colon);
+    for (char& c : scheme_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const size_t path = public_url.find('/', colon + 3);
+    public_origin_ = scheme_ + public_url.substr(colon, (path == std::string::npos ? public_url.size() : path) - colon);
+  }
   if (RAND_bytes(secret_.data(), static_cast<int>(secret_.size())) != 1)
     throw std::runtime_error("serve: no random bytes for the session secret (OpenSSL RAND_bytes failed)");
 }
@@ -67,9 +74,15 @@ std::optional<std::string> Access::login(std::string_view token) const {
   return body + "." + sign(body);
 }
 
-std::string Access::cookie_header(const std::string& session) {
+std::string Access::cookie_header(const std::string& session) const {
   return std::string(kCookie) + "=" + session + "; Path=/; HttpOnly; SameSite=Strict" +
-         (session.empty() ? "; Max-Age=0" : "");
+         (scheme_ == "https" ? "; Secure" : "") + (session.empty() ? "; Max-Age=0" : "");
+}
+
+bool Access::same_origin(const httplib::Request& req) const {
+  const std::string origin = req.get_header_value("Origin");
+  return origin.empty() || origin == scheme_ + "://" + req.get_header_value("Host") ||
+         (!public_origin_.empty() && origin == public_origin_);
 }
 
 std::string Access::session_of(const httplib::Request& req) const {
@@ -122,9 +135,7 @@ std::string Access::csrf_of(const httplib::Request& req) const {
 
 bool Access::csrf_ok(const httplib::Request& req, std::string_view csrf) const {
   const std::string expected = csrf_of(req);
-  if (expected.empty() || !same_secret(csrf, expected)) return false;
-  const std::string origin = req.get_header_value("Origin");
-  return origin.empty() || origin == "http://" + req.get_header_value("Host");
+  return !expected.empty() && same_secret(csrf, expected) && same_origin(req);
 }
 
 }  // namespace twinbench::serve

@@ -6,7 +6,10 @@
 // session cookie the login form sets: signed by a secret the server draws at
 // start (HMAC-SHA-256), HttpOnly, SameSite=Strict, valid 12 hours. A form
 // that writes carries a CSRF token derived from the session (and a foreign
-// Origin is refused). Tokens are compared in constant time and never logged.
+// Origin is refused). Behind a TLS-terminating proxy (`--public-url https://…`)
+// the Origin a browser sends is https and the cookie is Secure: the rules
+// follow the public URL's scheme. Tokens are compared in constant time and
+// never logged.
 #pragma once
 
 #include <httplib.h>
@@ -28,8 +31,10 @@ bool same_secret(std::string_view given, std::string_view expected);
 class Access {
  public:
   // `write_token` "": nothing can be written; `read_token` "": only the write
-  // token reads when reads need one.
-  Access(std::string write_token, std::string read_token, bool reads_need_token);
+  // token reads when reads need one. `public_url` (--public-url, "" for
+  // none): its scheme is the one a browser's Origin carries (http without
+  // one), and https makes the session cookie Secure.
+  Access(std::string write_token, std::string read_token, bool reads_need_token, const std::string& public_url = "");
 
   bool writes_enabled() const { return !write_token_.empty(); }
   bool reads_need_token() const { return reads_need_token_; }
@@ -43,7 +48,11 @@ class Access {
   // A session cookie's value for `token`, nullopt for a token that is neither.
   std::optional<std::string> login(std::string_view token) const;
   // The Set-Cookie header value that sets (or, with "", clears) the session.
-  static std::string cookie_header(const std::string& session);
+  std::string cookie_header(const std::string& session) const;
+  // Whether the request's Origin, when sent, is this server as the browser
+  // reaches it: the public URL's scheme with the request's Host, or the
+  // public URL's own origin. The one Origin rule of sign-in and writes.
+  bool same_origin(const httplib::Request& req) const;
   // The CSRF token a form of this request's session carries ("" without one).
   std::string csrf_of(const httplib::Request& req) const;
   // Whether a cookie-authorised write may go ahead: the form's `csrf` field is
@@ -57,6 +66,8 @@ class Access {
 
   std::string write_token_, read_token_;
   bool reads_need_token_;
+  std::string scheme_ = "http";  // the public URL's
+  std::string public_origin_;    // scheme://host[:port] of the public URL, "" without one
   std::array<unsigned char, 32> secret_{};
 };
 

@@ -99,7 +99,7 @@ class Site {
       : o_(o),
         stores_(o.db),
         cache_(stores_, o.workers, o.cache_bytes),
-        access_(o.write_token, o.read_only_token, o.read_token),
+        access_(o.write_token, o.read_only_token, o.read_token, o.public_url),
         server_(o.limits) {
     context_.store_location = o.db;
     context_.repo = o.repo;
@@ -344,7 +344,7 @@ class Site {
       return line(res, 400, fmt::format("bad request: {}", e.what()));
     }
     if (req.path == "/logout") {
-      res.set_header("Set-Cookie", Access::cookie_header(""));
+      res.set_header("Set-Cookie", access_.cookie_header(""));
       redirect(res, "/");
       return;
     }
@@ -414,9 +414,7 @@ class Site {
   }
 
   void login(const httplib::Request& req, httplib::Response& res) {
-    const std::string origin = req.get_header_value("Origin");
-    if (!origin.empty() && origin != "http://" + req.get_header_value("Host"))
-      return line(res, 403, "a sign-in from another site is refused");
+    if (!access_.same_origin(req)) return line(res, 403, "a sign-in from another site is refused");
     std::string token;
     try {
       for (const auto& [name, value] : parse_form(req.body))
@@ -430,7 +428,7 @@ class Site {
       res.set_content(own_page("sign in", login_form("That is not this server's token.")), "text/html; charset=utf-8");
       return;
     }
-    res.set_header("Set-Cookie", Access::cookie_header(*session));
+    res.set_header("Set-Cookie", access_.cookie_header(*session));
     redirect(res, "/");
   }
 
