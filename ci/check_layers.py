@@ -72,7 +72,9 @@ ANALYSIS_VALUES = tuple("harness/compare/" + h for h in (
 # Beside them: the metric catalogue (the one vocabulary every renderer reads: labels,
 # formats) and the statistics kernel's quantiles (so that a chart's median is the
 # verdicts' median; a box plot decides nothing).
-REPORT_MAY_INCLUDE = ANALYSIS_VALUES + ("harness/metrics/catalogue.h", "harness/stats/summary.h")
+# ... and the one percent-encoder of URLs (the server's links are rendered).
+REPORT_MAY_INCLUDE = ANALYSIS_VALUES + ("harness/metrics/catalogue.h", "harness/stats/summary.h",
+                                        "harness/base/url_coding.h")
 # Headers no report may reach, however indirectly: the store itself and its backends.
 REPORT_NEVER_REACHES = ("harness/store/store.h",)
 # The rooms of a folder, bottom up (rule 6): the test hooks; the optimizers; plans and

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "harness/metrics/catalogue.h"
 #include "reports/branch_report.h"
+#include "reports/change_text.h"
 #include "reports/html.h"
 
 namespace twinbench::reports {
@@ -43,14 +45,6 @@ std::string value_text(const Alert& a, const std::optional<double>& v) {
   return fmt::format("{:g}", *v);
 }
 
-// "+10.2% [+8.1%, +12.3%]", "" when the alert has no change.
-std::string change_text(const Alert& a) {
-  if (!a.change) return "";
-  std::string out = fmt::format("{:+.1f}%", 100 * *a.change);
-  if (a.change_low && a.change_high) out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * *a.change_low, 100 * *a.change_high);
-  return out;
-}
-
 std::string series_text(const Alert& a) {
   std::string out = a.case_name + " / " + a.variant;
   if (!a.metric.empty()) out += " / " + metric_label(a);
@@ -61,7 +55,7 @@ std::string series_text(const Alert& a) {
 std::string finding_text(const Alert& a) {
   switch (a.kind) {
     case AlertKind::kChange:
-      return fmt::format("{} regressed {}", series_text(a), change_text(a));
+      return fmt::format("{} regressed {}", series_text(a), alert_change(a));
     case AlertKind::kMissing:
       return fmt::format("{} stopped completing: no completed run since {}", series_text(a), a.night_before);
     case AlertKind::kFailure:
@@ -69,7 +63,7 @@ std::string finding_text(const Alert& a) {
     case AlertKind::kBranch:
       return a.metric.empty() ? fmt::format("{} newly fails on {} (completes on {})", series_text(a), a.candidate_ref,
                                             a.baseline_ref)
-                              : fmt::format("{} regressed {} on {} against {}", series_text(a), change_text(a),
+                              : fmt::format("{} regressed {} on {} against {}", series_text(a), alert_change(a),
                                             a.candidate_ref, a.baseline_ref);
   }
   return a.summary;
@@ -92,6 +86,10 @@ std::string joined_link(const std::string& base, const std::string& page) {
 }
 
 }  // namespace
+
+std::string alert_change(const Alert& a) {
+  return a.change ? change_text(*a.change, a.change_low.value_or(NAN), a.change_high.value_or(NAN)) : "";
+}
 
 std::string alert_page(const Alert& a) {
   switch (a.kind) {
@@ -128,7 +126,7 @@ AlertMessage alert_message(const Alert& a, const MessageOptions& o) {
   for (const auto& l : lines) m.text += l + "\n";
 
   m.fields.emplace_back("Series", series_text(a) + (a.hardware.empty() ? "" : " (" + a.hardware + ")"));
-  if (const std::string change = change_text(a); !change.empty()) m.fields.emplace_back("Change [95% CI]", change);
+  if (const std::string change = alert_change(a); !change.empty()) m.fields.emplace_back("Change [95% CI]", change);
   m.fields.emplace_back(a.kind == AlertKind::kBranch ? "Refs" : "Night", where_text(a));
   if (!a.culprit.empty()) m.fields.emplace_back("Culprit", sha(a.culprit));
   if (!reproduce.empty()) m.fields.emplace_back("Reproduce", reproduce);
@@ -212,17 +210,22 @@ std::string alerts_json(const std::vector<Alert>& alerts) {
   return list.dump(2) + "\n";
 }
 
+nlohmann::ordered_json alert_history_json(const std::vector<store::AlertEvent>& events) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& e : events)
+    out.push_back({{"at", e.at},
+                   {"by", e.by},
+                   {"from", e.from ? nlohmann::ordered_json(std::string(to_string(*e.from))) : nlohmann::ordered_json()},
+                   {"to", std::string(to_string(e.to))},
+                   {"note", e.note},
+                   {"night", e.night}});
+  return out;
+}
+
 std::string alert_detail_json(const Alert& a, const std::vector<store::AlertEvent>& events,
                               const std::vector<store::Delivery>& deliveries) {
   auto j = alert_json(a);
-  j["history"] = nlohmann::ordered_json::array();
-  for (const auto& e : events)
-    j["history"].push_back({{"at", e.at},
-                            {"by", e.by},
-                            {"from", e.from ? std::string(to_string(*e.from)) : ""},
-                            {"to", std::string(to_string(e.to))},
-                            {"note", e.note},
-                            {"night", e.night}});
+  j["history"] = alert_history_json(events);
   j["deliveries"] = nlohmann::ordered_json::array();
   for (const auto& d : deliveries)
     j["deliveries"].push_back({{"target", d.target},

@@ -17,12 +17,19 @@
 
 namespace twinbench::reports {
 
+// "+10.2% [+8.1%, +12.3%]" (change_text.h), "" when the alert has no change.
+std::string alert_change(const store::Alert& alert);
+
 // `twinbench alerts`: one line per alert (id, state, kind, night, summary).
 std::string alerts_text(const std::vector<store::Alert>& alerts);
 std::string alerts_json(const std::vector<store::Alert>& alerts);
 // An alert as data: what `alerts --json` lists, the server's API answers and a
 // webhook carries (as "twinbench").
 nlohmann::ordered_json alert_json(const store::Alert& alert);
+// An alert's history as data, one shape wherever it is given (`alerts show
+// --json`, the server's /alerts/ID.json): each move's at, by, from (null for
+// the raise), to, note and night.
+nlohmann::ordered_json alert_history_json(const std::vector<store::AlertEvent>& events);
 // `twinbench alerts show ID`: every field, the history and the deliveries.
 std::string alert_detail_text(const store::Alert& alert, const std::vector<store::AlertEvent>& events,
                               const std::vector<store::Delivery>& deliveries);

@@ -7,6 +7,7 @@
 
 #include "harness/metrics/catalogue.h"
 #include "reports/html.h"
+#include "reports/alert_text.h"
 #include "reports/site_links.h"
 
 namespace twinbench::reports {
@@ -16,11 +17,8 @@ namespace {
 using J = nlohmann::ordered_json;
 
 std::string alert_change_text(const store::Alert& a) {
-  if (!a.change) return "-";
-  std::string out = fmt::format("{:+.1f}%", 100 * *a.change);
-  if (a.change_low && a.change_high && std::isfinite(*a.change_low) && std::isfinite(*a.change_high))
-    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * *a.change_low, 100 * *a.change_high);
-  return out;
+  const std::string change = alert_change(a);
+  return change.empty() ? "-" : change;
 }
 
 std::string series_link(const store::Alert& a) {
@@ -106,14 +104,7 @@ std::string AlertReport::markdown() const {
 
 std::string AlertReport::json() const {
   J j = alert_json(p_.alert);
-  j["events"] = J::array();
-  for (const auto& e : p_.events)
-    j["events"].push_back({{"at", e.at},
-                           {"by", e.by},
-                           {"from", e.from ? J(std::string(store::to_string(*e.from))) : J(nullptr)},
-                           {"to", std::string(store::to_string(e.to))},
-                           {"note", e.note},
-                           {"night", e.night}});
+  j["history"] = alert_history_json(p_.events);
   return j.dump(2);
 }
 

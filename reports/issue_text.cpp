@@ -5,18 +5,14 @@
 
 #include <cmath>
 
+#include "reports/change_text.h"
 #include "reports/pair_report.h"
 
 namespace twinbench::reports {
 
 namespace {
 
-std::string issue_change(const compare::SeriesChange& c) {
-  std::string out = fmt::format("{:+.1f}%", 100 * c.change);
-  if (std::isfinite(c.change_low) && std::isfinite(c.change_high))
-    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * c.change_low, 100 * c.change_high);
-  return out;
-}
+std::string issue_change(const compare::SeriesChange& c) { return reports::change_text(c.change, c.change_low, c.change_high); }
 
 std::string issue_sha(const std::string& sha) { return sha.substr(0, 9); }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/alert_text.h"
+#include "reports/change_text.h"
 #include "reports/hook_marks.h"
 #include "reports/html.h"
 #include "reports/site_links.h"
@@ -49,12 +50,7 @@ std::string tested_text(const NightlyAnalysis& r) {
 }
 
 // "+10.2% [+7.1%, +13.4%]" (the interval when the kernel could give one).
-std::string change_text(const SeriesChange& c) {
-  std::string out = fmt::format("{:+.1f}%", 100 * c.change);
-  if (std::isfinite(c.change_low) && std::isfinite(c.change_high))
-    out += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * c.change_low, 100 * c.change_high);
-  return out;
-}
+std::string series_change_text(const SeriesChange& c) { return change_text(c.change, c.change_low, c.change_high); }
 
 std::string series_title(const TrendSeries& s) { return fmt::format("{} · {}", series_name(s), s.hardware); }
 
@@ -66,7 +62,7 @@ std::string series_chart_html(const TrendSeries& s) {
   std::string notes;
   for (const auto& c : s.changes) {
     marks.push_back(c.index);
-    notes += fmt::format("{}{} at {} ({}): {}", notes.empty() ? "" : "; ", change_text(c), c.night,
+    notes += fmt::format("{}{} at {} ({}): {}", notes.empty() ? "" : "; ", series_change_text(c), c.night,
                          c.commit.substr(0, 9), state_text(c));
   }
   std::string part = html::trend_chart(chart_points(s), s.level, 0.0, marks, o);
@@ -124,7 +120,7 @@ std::string nightly_html(const NightlyAnalysis& r) {
     for (const auto& [s, c] : compare::change_points_in_order(r))
       rows.push_back({html::link("#" + html::slug(series_name(*s) + "-" + s->hardware), series_name(*s)),
                       html::escape(c->night), "<code>" + html::escape(c->commit.substr(0, 9)) + "</code>",
-                      html::num(html::escape(change_text(*c))),
+                      html::num(html::escape(series_change_text(*c))),
                       html::num(html::escape(value_text(*s, c->before) + " → " + value_text(*s, c->after))),
                       html::num(html::escape(fmt::format("{:.2g}", c->p_value))),
                       html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});
@@ -176,7 +172,7 @@ std::string nightly_findings_html(const NightlyAnalysis& r) {
     if (!c->open) continue;
     rows.push_back({html::clipped_link(site::series(s->case_name, s->variant, s->hardware_fingerprint, s->spec.name), series_name(*s)),
                     html::escape(c->night), html::link(site::runs({{"commit", c->commit}}), c->commit.substr(0, 9)),
-                    html::num(html::escape(change_text(*c))),
+                    html::num(html::escape(series_change_text(*c))),
                     html::badge(c->regression ? "regressed" : "improved") + " " + html::escape(state_text(*c))});
   }
   std::string out = "<p>" +
@@ -219,7 +215,7 @@ std::string NightlyReport::markdown() const {
            "|---|---|---|---:|---:|---:|---|\n";
     for (const auto& [s, c] : changes)
       out += fmt::format("| {} ({}) | {} | `{}` | {} | {} → {} | {:.2g} | {} ({}) |\n", series_name(*s), s->hardware,
-                         c->night, c->commit.substr(0, 9), change_text(*c), value_text(*s, c->before),
+                         c->night, c->commit.substr(0, 9), series_change_text(*c), value_text(*s, c->before),
                          value_text(*s, c->after), c->p_value, c->regression ? "regressed" : "improved", state_text(*c));
     out += "\n";
   }
@@ -334,7 +330,7 @@ std::vector<HtmlPage> SeriesReport::pages() const {
     rows.push_back({html::escape(c.night), html::link(site::runs({{"commit", c.commit}}), c.commit.substr(0, 9)),
                     html::escape(c.night_before) + " " +
                         html::link(site::runs({{"commit", c.commit_before}}), c.commit_before.substr(0, 9)),
-                    html::num(html::escape(change_text(c))),
+                    html::num(html::escape(series_change_text(c))),
                     html::num(html::escape(value_text(s, c.before) + " → " + value_text(s, c.after))),
                     html::num(html::escape(fmt::format("{:.2g}", c.p_value))),
                     html::badge(c.regression ? "regressed" : "improved") + " " + html::escape(state_text(c))});

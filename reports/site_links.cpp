@@ -5,25 +5,12 @@
 #include <cctype>
 #include <set>
 
+#include "harness/base/url_coding.h"
 #include "reports/html.h"
 
 namespace twinbench::site {
 
-std::string encode(const std::string& text) {
-  static const char* const kHex = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
+std::string encode(const std::string& text) { return percent_encode(text); }
 
 std::string query(const std::vector<std::pair<std::string, std::string>>& params) {
   std::string out;

@@ -9,23 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "harness/base/env_number.h"
 #include "harness/store/backend.h"
 #include "harness/store/dialect.h"
 
 namespace twinbench::store {
 
 namespace {
-
-// A positive number of seconds from $`name`, else `fallback`.
-double seconds_from_env(const char* name, double fallback) {
-  const char* env = std::getenv(name);
-  if (!env || !*env) return fallback;
-  char* end = nullptr;
-  const double value = std::strtod(env, &end);
-  if (*end != '\0' || !std::isfinite(value) || value <= 0 || value > 86400)
-    throw std::invalid_argument(fmt::format("{}={}: expected a number of seconds in (0, 86400]", name, env));
-  return value;
-}
 
 int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -34,9 +24,10 @@ int64_t steady_ms() {
 
 }  // namespace
 
-double lease_seconds() { return seconds_from_env("TWINBENCH_LEASE_S", 60); }
+// Positive numbers of seconds, at most a day.
+double lease_seconds() { return env_number("TWINBENCH_LEASE_S", 60, 0, 86400, "seconds", /*low_open=*/true); }
 
-double probe_seconds() { return seconds_from_env("TWINBENCH_PROBE_S", 2); }
+double probe_seconds() { return env_number("TWINBENCH_PROBE_S", 2, 0, 86400, "seconds", /*low_open=*/true); }
 
 LeaseKeeper::LeaseKeeper(std::string location, double lease_s, std::function<void(const std::string&)> notice)
     : location_(std::move(location)),

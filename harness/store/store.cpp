@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/base/env_number.h"
 #include "harness/store/causes.h"
 #include "harness/store/schema.h"
 #include "harness/store/spill.h"
@@ -30,12 +31,7 @@
 namespace twinbench::store {
 
 std::chrono::milliseconds reconnect_patience() {
-  const char* env = std::getenv("TWINBENCH_RECONNECT_S");
-  if (!env || !*env) return std::chrono::seconds(30);
-  char* end = nullptr;
-  const double s = std::strtod(env, &end);
-  if (*end != '\0' || !std::isfinite(s) || s < 0 || s > 86400)
-    throw std::invalid_argument(fmt::format("TWINBENCH_RECONNECT_S={}: expected a number of seconds in [0, 86400]", env));
+  const double s = env_number("TWINBENCH_RECONNECT_S", 30, 0, 86400, "seconds");
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 

@@ -34,6 +34,19 @@ HttpResponse ForgeApi::call_url(const std::string& method, const std::string& ur
 
 HttpResponse ForgeApi::get_url(const std::string& url) const { return call_url("GET", url, nullptr); }
 
+std::optional<nlohmann::json> ForgeApi::find_marked(const std::string& path, const std::string& marker,
+                                                    std::optional<HttpResponse>& failed) const {
+  std::optional<nlohmann::json> item;
+  failed = scan(path, [&](const nlohmann::json& c) {
+    const auto body = c.is_object() ? c.find("body") : c.end();
+    if (body == c.end() || !body->is_string() || body->get<std::string>().find(marker) == std::string::npos)
+      return false;
+    item = c;
+    return true;
+  });
+  return item;
+}
+
 std::string next_link(const std::string& link) {
   static const std::regex next(R"re(<([^>]+)>\s*;\s*rel="next")re");
   std::smatch m;

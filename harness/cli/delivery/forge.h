@@ -29,6 +29,11 @@ class ForgeApi {
   // the items are handed to `found` one at a time. The response of a failed page, else nullopt.
   template <typename Found>
   std::optional<HttpResponse> scan(const std::string& path, Found&& found, int max_pages = 20) const;
+  // The first item of the list at `path` whose "body" holds `marker` (an
+  // issue, a comment or a note, found again by the marker twinbench wrote in
+  // it), nullopt when none; the response of a failed page comes back in `failed`.
+  std::optional<nlohmann::json> find_marked(const std::string& path, const std::string& marker,
+                                            std::optional<HttpResponse>& failed) const;
 
   std::string describe(const HttpResponse& r) const { return delivery::describe(r, secrets_); }
 

@@ -16,19 +16,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "harness/base/env_number.h"
+
 namespace twinbench::cli::delivery {
 
 namespace {
-
-double env_number(const char* name, double fallback, double low, double high) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  if (*end != '\0' || !std::isfinite(x) || x < low || x > high)
-    throw std::invalid_argument(fmt::format("{}={}: expected a number in [{:g}, {:g}]", name, v, low, high));
-  return x;
-}
 
 size_t collect(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);

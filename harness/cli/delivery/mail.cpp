@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -18,22 +19,12 @@ bool ascii(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 128; });
 }
 
+// RFC 2045 base64 (OpenSSL's EVP_EncodeBlock: no line breaks, '=' padding).
 std::string base64(const std::string& in) {
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    out += {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], table[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    const unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    out += {table[v >> 18], table[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], '='};
-  }
+  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
   return out;
 }
 

@@ -13,6 +13,8 @@
 #include "harness/logs/sha256.h"
 #include "reports/alert_text.h"
 
+#include "harness/base/env_number.h"
+
 namespace twinbench::cli::delivery {
 
 namespace {
@@ -60,15 +62,11 @@ Outcome send_email(const Target& t, const store::Alert& a, const reports::AlertM
 Outcome send_issue(const Target& t, const reports::AlertMessage& m, const HttpPolicy& policy, const Secrets& secrets,
                    std::ostream& log) {
   const ForgeApi api(ForgeApi::Kind::kGitHub, t.url, t.token, policy, secrets, log);
-  std::optional<int64_t> number;
-  const auto failed = api.scan("/repos/" + t.repo + "/issues?state=open&per_page=100", [&](const nlohmann::json& issue) {
-    const auto body = issue.find("body");
-    if (body == issue.end() || !body->is_string() || body->get<std::string>().find(m.marker) == std::string::npos)
-      return false;
-    number = issue.value("number", int64_t{0});
-    return true;
-  });
+  std::optional<HttpResponse> failed;
+  const auto issue = api.find_marked("/repos/" + t.repo + "/issues?state=open&per_page=100", m.marker, failed);
   if (failed) return from_http(*failed, secrets);
+  std::optional<int64_t> number;
+  if (issue) number = issue->value("number", int64_t{0});
   const nlohmann::json body = {{"title", m.title}, {"body", m.markdown}};
   const HttpResponse r = number ? api.call("PATCH", fmt::format("/repos/{}/issues/{}", t.repo, *number), body)
                                 : api.call("POST", "/repos/" + t.repo + "/issues", body);
@@ -88,15 +86,7 @@ std::string claimer_id() {
 
 }  // namespace
 
-double stale_after_s() {
-  const char* v = std::getenv("TWINBENCH_NOTIFY_STALE_S");
-  if (!v || !*v) return 900;
-  char* end = nullptr;
-  const double s = std::strtod(v, &end);
-  if (*end != '\0' || !std::isfinite(s) || s < 0)
-    throw std::invalid_argument(fmt::format("TWINBENCH_NOTIFY_STALE_S={}: expected seconds (>= 0)", v));
-  return s;
-}
+double stale_after_s() { return env_number("TWINBENCH_NOTIFY_STALE_S", 900, 0, 86400 * 365, "seconds"); }
 
 DeliveryCount deliver_alerts(store::Store& db, const Targets& targets, const Secrets& secrets, std::ostream& log) {
   DeliveryCount count;

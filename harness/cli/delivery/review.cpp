@@ -33,19 +33,12 @@ std::string iso_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
 }
 
-// The id of the first item of the list at `path` whose body holds `marker` (a
-// comment or a note; every page is read); a failed page comes back in `failed`.
+// The id of the first comment or note of the list at `path` that holds `marker`.
 std::optional<std::string> find_marked(const ForgeApi& api, const std::string& path, const std::string& marker,
                                        std::optional<HttpResponse>& failed) {
-  std::optional<std::string> id;
-  failed = api.scan(path, [&](const nlohmann::json& c) {
-    if (!c.is_object() || !c.contains("body") || !c["body"].is_string() ||
-        c["body"].get<std::string>().find(marker) == std::string::npos)
-      return false;
-    id = std::to_string(c.value("id", int64_t{0}));
-    return true;
-  });
-  return id;
+  const auto item = api.find_marked(path, marker, failed);
+  if (!item) return std::nullopt;
+  return std::to_string(item->value("id", int64_t{0}));
 }
 
 class GitHubHost : public ReviewHost {

@@ -9,18 +9,11 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/base/url_coding.h"
+
 namespace twinbench::cli::delivery {
 
 namespace {
-
-// RFC 3986 percent-encoding of everything but unreserved characters.
-std::string url_encoded(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s)
-    out += std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ? std::string(1, static_cast<char>(c))
-                                                                          : fmt::format("%{:02X}", c);
-  return out;
-}
 
 std::string first_line_of(const std::string& path, const std::string& what) {
   std::ifstream in(path);
@@ -36,7 +29,7 @@ std::string first_line_of(const std::string& path, const std::string& what) {
 
 void Secrets::add(const std::string& value) {
   if (value.size() < 4) return;
-  for (const auto& v : {value, url_encoded(value)})
+  for (const auto& v : {value, percent_encode(value)})
     if (std::find(values_.begin(), values_.end(), v) == values_.end()) values_.push_back(v);
   // Longest first, so that a secret containing another is masked whole.
   std::sort(values_.begin(), values_.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });

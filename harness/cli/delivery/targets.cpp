@@ -11,6 +11,8 @@
 
 #include "harness/logs/sha256.h"
 
+#include "harness/base/url_coding.h"
+
 namespace twinbench::cli::delivery {
 
 namespace {
@@ -21,19 +23,6 @@ std::string url_shown(const std::string& url) {
   if (scheme == std::string::npos) return "***";
   const size_t path = url.find('/', scheme + 3);
   return url.substr(0, path) + "/***";
-}
-
-std::string percent_decoded(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
 }
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -67,7 +56,7 @@ Target smtp(const std::string& value, Secrets& secrets) {
   t.kind = TargetKind::kSmtp;
   const std::string port = m[5].matched ? ":" + m[5].str() : "";
   t.mail.url = m[1].str() + "://" + m[4].str() + port;
-  t.mail.user = percent_decoded(m[2].str());
+  t.mail.user = percent_decode(m[2].str());
   std::map<std::string, std::string> query;
   const std::string q = m[6].str();
   for (size_t at = 0; at < q.size();) {
@@ -75,7 +64,7 @@ Target smtp(const std::string& value, Secrets& secrets) {
     const std::string pair = q.substr(at, amp - at);
     const size_t eq = pair.find('=');
     if (eq == std::string::npos) throw std::invalid_argument(fmt::format("{}: '{}' is not key=value", what, pair));
-    query[pair.substr(0, eq)] = percent_decoded(pair.substr(eq + 1));
+    query[pair.substr(0, eq)] = percent_decode(pair.substr(eq + 1));
     at = amp + 1;
   }
   for (const auto& [key, v] : query)

@@ -40,13 +40,11 @@ Plan parse(const std::string& v) {
                                 " (known: op:NAME:BYTES, e.g. op:aten::mm:16MiB)");
   };
   if (v.rfind("op:", 0) != 0) fail("unknown form");
-  const std::string rest = v.substr(3);
-  const auto colon = rest.rfind(':');  // op names hold "::", the size is after the last colon
-  // No colon, no name, or the last colon is one of the name's "::" (op:aten::mm): the size is missing.
-  if (colon == std::string::npos || colon == 0 || rest[colon - 1] == ':') fail("give op:NAME:BYTES");
-  p.op = rest.substr(0, colon);
+  hooks::NamedAmount named;
+  if (!hooks::split_named_amount(v.substr(3), named)) fail("give op:NAME:BYTES");
+  p.op = named.name;
   try {
-    p.bytes = parse_byte_size(rest.substr(colon + 1));
+    p.bytes = parse_byte_size(named.amount);
   } catch (const std::invalid_argument& e) {
     fail(e.what());
   }

@@ -39,4 +39,11 @@ void check_allowed(bool allow, std::ostream& log, bool quiet) {
                        set.size() == 1 ? "" : "s", describe(set), set.size() == 1 ? "it" : "them");
 }
 
+bool split_named_amount(const std::string& rest, NamedAmount& out) {
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || rest[colon - 1] == ':') return false;
+  out = {rest.substr(0, colon), rest.substr(colon + 1)};
+  return true;
+}
+
 }  // namespace twinbench::hooks

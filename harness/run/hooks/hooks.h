@@ -36,6 +36,15 @@ std::vector<Setting> in_environment();
 // "TWINBENCH_TEST_SLOW_OP=step:10, TWINBENCH_TEST_EXTRA_ALLOC=op:aten::mm:1MiB".
 std::string describe(const std::vector<Setting>& settings);
 
+// A hook value's "NAME:X" after its form's prefix (op:, phase:): the name
+// (which may hold "::", aten::mm) and what follows its last colon; false when
+// there is no colon, no name, or the last colon is one of the name's "::"
+// (op:aten::mm, whose X is missing). The one parse of every NAME:X hook.
+struct NamedAmount {
+  std::string name, amount;
+};
+bool split_named_amount(const std::string& rest, NamedAmount& out);
+
 // A command refused because a hook is set and was not allowed (exit 2, nothing stored).
 class HookRefusal : public std::invalid_argument {
  public:

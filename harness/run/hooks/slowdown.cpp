@@ -69,14 +69,11 @@ Plan parse(const std::string& v) {
   }
   const bool op = v.rfind("op:", 0) == 0, phase = v.rfind("phase:", 0) == 0;
   if (!op && !phase) bad(v, "unknown form");
-  const std::string rest = v.substr(op ? 3 : 6);
-  const auto colon = rest.rfind(':');  // op names hold "::", the percent is after the last colon
-  // No colon, no name, or the last colon is one of a name's "::" (op:aten::mm): P is missing.
-  if (colon == std::string::npos || colon == 0 || rest[colon - 1] == ':')
-    bad(v, op ? "give op:NAME:P" : "give phase:NAME:P");
+  hooks::NamedAmount named;
+  if (!hooks::split_named_amount(v.substr(op ? 3 : 6), named)) bad(v, op ? "give op:NAME:P" : "give phase:NAME:P");
   p.where = op ? Plan::Where::kOp : Plan::Where::kPhase;
-  p.name = rest.substr(0, colon);
-  amount(p, v, rest.substr(colon + 1));
+  p.name = named.name;
+  amount(p, v, named.amount);
   if (phase) {
     static const char* const kKnown[] = {"forward", "backward", "clip", "optimizer"};
     bool known = false;
