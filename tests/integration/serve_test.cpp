@@ -243,6 +243,19 @@ class Serve : public ::testing::Test {
 };
 Server* Serve::server_ = nullptr;
 
+// A fresh alert of a test's own, open (to act on), beside the one the store was filled with.
+store::Alert raise_open_alert(const std::string& key, const std::string& metric, const std::string& summary) {
+  store::Alert a;
+  a.key = key;
+  a.kind = store::AlertKind::kChange;
+  a.case_name = "01_base";
+  a.variant = "module";
+  a.metric = metric;
+  a.summary = summary;
+  a.id = store::Store(test_store().location()).raise_alert(a).id;
+  return a;
+}
+
 httplib::Result get(const Server& s, const std::string& target, const httplib::Headers& headers = {}) {
   return s.client()->Get(target.c_str(), headers);
 }
@@ -573,17 +586,7 @@ TEST_F(Serve, OriginAndCookieFollowThePublicUrlsScheme) {
   EXPECT_NE(c->Post("/logout", "", "application/x-www-form-urlencoded")->get_header_value("Set-Cookie").find("; Secure"),
             std::string::npos);
   // An acknowledgement from the page behind the proxy, of a fresh alert of its own.
-  store::Alert a;
-  {
-    store::Store db(test_store().location());
-    a.key = "change|behind-a-proxy";
-    a.kind = store::AlertKind::kChange;
-    a.case_name = "01_base";
-    a.variant = "module";
-    a.metric = "peak_memory_bytes";
-    a.summary = "acknowledged behind a proxy";
-    a.id = db.raise_alert(a).id;
-  }
+  const store::Alert a = raise_open_alert("change|behind-a-proxy", "peak_memory_bytes", "acknowledged behind a proxy");
   const std::string target = "/alerts/" + std::to_string(a.id);
   const httplib::Headers session = {{"Cookie", cookie.substr(0, cookie.find(';'))}};
   std::smatch m;
@@ -721,17 +724,7 @@ TEST_F(Serve, AnUnreachableServerSaysSoAndTheServerReconnects) {
 TEST_F(Serve, ChromiumLoadsEveryPageKindAndAcknowledgesAnAlertThroughTheForm) {
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   // A fresh alert of its own: open, to acknowledge.
-  store::Alert a;
-  {
-    store::Store s(test_store().location());
-    a.key = "change|browser";
-    a.kind = store::AlertKind::kChange;
-    a.case_name = "01_base";
-    a.variant = "module";
-    a.metric = "final_loss";
-    a.summary = "the browser's alert";
-    a.id = s.raise_alert(a).id;
-  }
+  const store::Alert a = raise_open_alert("change|browser", "final_loss", "the browser's alert");
   std::string urls;
   for (const auto& u : page_urls(*server_)) urls += " '" + u + "'";
   const std::string out = path("browser");
@@ -767,17 +760,8 @@ TEST_F(Serve, ChromiumSignsInAndAcknowledgesThroughAnHttpsProxy) {
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   Server proxied(serve_args("--public-url https://bench.example/"), "behind-proxy");
   ASSERT_FALSE(proxied.url().empty()) << proxied.log();
-  store::Alert a;
-  {
-    store::Store s(test_store().location());
-    a.key = "change|browser-behind-a-proxy";
-    a.kind = store::AlertKind::kChange;
-    a.case_name = "01_base";
-    a.variant = "module";
-    a.metric = "tokens_per_s_per_device";
-    a.summary = "the browser's alert behind a proxy";
-    a.id = s.raise_alert(a).id;
-  }
+  const store::Alert a =
+      raise_open_alert("change|browser-behind-a-proxy", "tokens_per_s_per_device", "the browser's alert behind a proxy");
   const std::string out = path("browser-proxy");
   const int code = twinbench::testing::shell(
       "/usr/bin/python3 " TWINBENCH_SOURCE_DIR "/tests/integration/serve_browser.py --url " + proxied.url() +
