@@ -140,7 +140,8 @@ std::string inconclusive_reason(const stats::RatioEstimate& e, double target_cha
 
 void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate, const JudgeOptions& o) {
   const auto pairs = o.paired ? pairs_of(baseline, candidate) : std::vector<stats::RunPair>{};
-  const bool paired = o.paired && pairs.size() >= 2;
+  // One pair is paired too: its ratio, no interval, and the note counts it as what it is (1 duet, 1 pair).
+  const bool paired = o.paired && !pairs.empty();
   c.estimate = paired ? stats::estimate_paired(pairs, o.confidence)
                       : stats::estimate_unpaired(baseline.runs, candidate.runs, o.confidence);
   c.estimate->duets = paired && o.lockstep;
