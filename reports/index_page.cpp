@@ -184,7 +184,7 @@ std::string index_json(const compare::IndexAnalysis& a) {
                              {"change", c->change}, {"regression", c->regression}, {"fresh", c->fresh}});
       for (const auto& s : n.missing.stopped)
         stopped.push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
-                           {"nights_missed", s.nights_missed}, {"latest", s.latest}});
+                           {"nights_missed", s.nights_missed}, {"latest", compare::since_last_good(s)}});
       j["nightly"] = {{"newest_night", n.newest_night}, {"days", n.days}, {"open_change_points", changes},
                       {"stopped", stopped}};
     }

@@ -24,7 +24,7 @@ namespace {
 // "no completed run since 2026-11-20 (3 nights without one); since then: failed: ..."
 std::string stopped_text(const compare::StoppedSeries& s) {
   return fmt::format("no completed run since {} ({} night{} without one); since then: {}", s.last_good_night,
-                     s.nights_missed, s.nights_missed == 1 ? "" : "s", s.latest);
+                     s.nights_missed, s.nights_missed == 1 ? "" : "s", compare::since_last_good(s));
 }
 
 // A series' points as the trend chart draws them.
@@ -91,7 +91,7 @@ std::string nightly_html(const NightlyAnalysis& r) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& s : r.missing.stopped)
       rows.push_back({html::clipped(s.case_name, true), html::clipped(s.variant, true), html::badge("missing", stopped_text(s)),
-                      html::escape(s.last_good_night), html::num(std::to_string(s.nights_missed)), html::clipped(s.latest)});
+                      html::escape(s.last_good_night), html::num(std::to_string(s.nights_missed)), html::clipped(compare::since_last_good(s))});
     body += html::section(
         "missing", fmt::format("Missing data: {} series stopped", r.missing.stopped.size()),
         r.missing.stopped.empty()
@@ -253,7 +253,7 @@ std::string NightlyReport::json() const {
   for (const auto& s : r.missing.stopped)
     j["stopped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"last_good_night", s.last_good_night},
                             {"last_good_group", s.last_good_group}, {"nights_missed", s.nights_missed},
-                            {"latest", s.latest}});
+                            {"latest", compare::since_last_good(s)}});
   j["test_hooks"] = nlohmann::ordered_json::array();  // runs left out of every series
   for (const auto& h : r.hooked)
     j["test_hooks"].push_back({{"night", h.night}, {"group", h.group}, {"case", h.case_name}, {"variant", h.variant},

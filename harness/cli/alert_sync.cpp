@@ -25,6 +25,7 @@ AlertSync apply(store::Store& db, const compare::AlertPlan& plan, const std::str
       }
       store::Alert stored = a;
       stored.id = raised.id;
+      stored.key = raised.key;
       std::cerr << fmt::format("{}: alert {} raised: {}\n", command, raised.id, a.summary);
       out.raised.push_back(std::move(stored));
     }

@@ -1,6 +1,6 @@
-// Gathering results: `twinbench db merge` (copy the runs of several store files
-// into one, idempotently) and `twinbench db push` (a local store's runs into a
-// server store, idempotently); `db import-micro` lives in cmd_micro_import.cpp.
+// Gathering results: `twinbench db merge` (copy the runs and alerts of several
+// store files into one, idempotently) and `twinbench db push` (a local store's
+// runs and alerts into a server store, idempotently); `db import-micro` lives in cmd_micro_import.cpp.
 // docs/cli.md describes them.
 #include <fmt/format.h>
 
@@ -21,6 +21,17 @@ namespace twinbench::cli {
 
 namespace {
 
+// "2 alerts added (5 events, 3 notifications), 1 already there".
+std::string alerts_line(const store::AlertCopyStats& a) {
+  return fmt::format("{} alert{} added ({} events, {} notifications), {} already there", a.added,
+                     a.added == 1 ? "" : "s", a.events_added, a.deliveries_added, a.present);
+}
+
+// An alert both stores hold in different states is kept as the destination has it, and said.
+void warn_differing(const store::AlertCopyStats& a) {
+  for (const auto& line : a.differing) std::cerr << "twinbench: note: " << line << "\n";
+}
+
 void add_merge_command(CLI::App& db, int& exit_code) {
   struct Opts {
     std::vector<std::string> sources;
@@ -28,8 +39,9 @@ void add_merge_command(CLI::App& db, int& exit_code) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = db.add_subcommand(
-      "merge", "copy the runs (with steps and metrics) and calibrations that DST lacks from each "
-               "SRC into DST; keyed by run id, so merging again adds nothing");
+      "merge", "copy the runs (with steps and metrics), calibrations and alerts (with their history and "
+               "notifications) that DST lacks from each SRC into DST; keyed by run id and alert identity, so merging "
+               "again adds nothing");
   cmd->add_option("sources", o->sources, "source SQLite files (only read; older schemas are "
                                          "migrated on a temporary copy)")
       ->required();
@@ -42,9 +54,9 @@ void add_merge_command(CLI::App& db, int& exit_code) {
       throw ConfigError("command line", "--into",
                         "names a server store: `twinbench db push SRC... --into URL` copies into one");
     const store::MergeStats stats = store::merge_databases(o->sources, o->into);
-    std::cerr << fmt::format("merged {} sources: {} runs added, {} already present, {} steps\n",
-                             stats.sources, stats.runs_added, stats.runs_skipped,
-                             stats.steps_added);
+    std::cerr << fmt::format("merged {} sources: {} runs added, {} already present, {} steps; {}\n", stats.sources,
+                             stats.runs_added, stats.runs_skipped, stats.steps_added, alerts_line(stats.alerts));
+    warn_differing(stats.alerts);
     exit_code = kExitOk;
   });
 }
@@ -57,8 +69,9 @@ void add_push_command(CLI::App& db, int& exit_code) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = db.add_subcommand(
-      "push", "copy the finished runs (with steps and metrics) and calibrations a server store lacks from local "
-              "stores into it; keyed by run id, so pushing again adds nothing (docs/fleet.md)");
+      "push", "copy the finished runs (with steps and metrics), calibrations and alerts (with their history and "
+              "notifications) a server store lacks from local stores into it; keyed by run id and alert identity, so "
+              "pushing again adds nothing (docs/fleet.md)");
   cmd->add_option("sources", o->sources, "stores to push, usually local SQLite files (default: twinbench.db)");
   cmd->add_option("--into", o->into,
                   "the destination store, usually a postgresql:// URL (default: $TWINBENCH_DB when it is one)");
@@ -81,12 +94,13 @@ void add_push_command(CLI::App& db, int& exit_code) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << fmt::format(
           "pushed {} into {}: {} runs added ({} steps), {} already there, {} still running (not pushed), {} "
-          "calibrations, in {:.2f} s{}\n",
+          "calibrations; {}; in {:.2f} s{}\n",
           from.path(), into.path(), stats.runs_added, stats.steps_added, stats.runs_present, stats.runs_running,
-          stats.calibrations_added, seconds,
+          stats.calibrations_added, alerts_line(stats.alerts), seconds,
           stats.runs_completed > 0 ? fmt::format("; {} run{} its writer left unfinished there completed",
                                                  stats.runs_completed, stats.runs_completed == 1 ? "" : "s")
                                    : "");
+      warn_differing(stats.alerts);
     }
     exit_code = kExitOk;
   });

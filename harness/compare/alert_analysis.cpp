@@ -28,8 +28,16 @@ std::string change_text(double change, double low, double high) {
   return out;
 }
 
+// The identity of change `c` of series `s` as its own alert.
 std::string own_change_key(const TrendSeries& s, const SeriesChange& c) {
-  return fmt::format("change|{}|{}|{}|{}|{}", s.case_name, s.variant, s.hardware_fingerprint, s.spec.name, c.night);
+  Alert a;
+  a.kind = AlertKind::kChange;
+  a.case_name = s.case_name;
+  a.variant = s.variant;
+  a.hardware_fingerprint = s.hardware_fingerprint;
+  a.metric = s.spec.name;
+  a.night = c.night;
+  return store::alert_identity(a);
 }
 
 bool same_series(const Alert& a, const TrendSeries& s) {
@@ -57,9 +65,8 @@ const Alert* known_change(const TrendSeries& s, const SeriesChange& c, const std
   return near;
 }
 
-Alert change_alert(const TrendSeries& s, const SeriesChange& c, const std::string& key) {
+Alert change_alert(const TrendSeries& s, const SeriesChange& c) {
   Alert a;
-  a.key = key;
   a.kind = AlertKind::kChange;
   a.case_name = s.case_name;
   a.variant = s.variant;
@@ -94,22 +101,22 @@ Alert change_alert(const TrendSeries& s, const SeriesChange& c, const std::strin
 
 // A stopped series as an alert (failure at once, missing after N nights), or nullopt.
 std::optional<Alert> stopped_alert(const StoppedSeries& s, const std::string& newest_night, size_t missing_nights) {
-  const bool failing = s.latest.rfind("failed", 0) == 0 || s.latest.rfind("diverged", 0) == 0;
+  const bool failing = s.latest_status == RunStatus::failed || s.latest_status == RunStatus::diverged;
   if (!(failing && s.nights_missed >= 1) && s.nights_missed < missing_nights) return std::nullopt;
+  const std::string latest = since_last_good(s);
   Alert a;
-  a.key = fmt::format("stopped|{}|{}|{}", s.case_name, s.variant, s.last_good_night);
   a.kind = failing ? AlertKind::kFailure : AlertKind::kMissing;
   a.case_name = s.case_name;
   a.variant = s.variant;
   a.night = newest_night;
   a.night_before = s.last_good_night;
   a.summary = failing ? fmt::format("{} / {} fails since {} (last completed {}): {}", s.case_name, s.variant,
-                                    newest_night, s.last_good_night, s.latest)
+                                    newest_night, s.last_good_night, latest)
                       : fmt::format("{} / {}: no completed run since {} ({} nights); since then: {}", s.case_name,
-                                    s.variant, s.last_good_night, s.nights_missed, s.latest);
+                                    s.variant, s.last_good_night, s.nights_missed, latest);
   nlohmann::json details;
   details["nights_missed"] = s.nights_missed;
-  details["latest"] = s.latest;
+  details["latest"] = latest;
   details["group"] = s.last_good_group;
   details["reproduce"] = fmt::format("twinbench run --case {} --variant {}", s.case_name, s.variant);
   a.details_json = details.dump();
@@ -155,12 +162,6 @@ std::optional<Recovery> stopped_recovery(const Alert& a, const NightlyAnalysis& 
   return Recovery{a.id, back, "completed again on " + back};
 }
 
-std::string branch_key(const BranchAnalysis& r, const Comparison& c, const std::string& fingerprint,
-                       const std::string& what) {
-  return fmt::format("branch|{}|{}|{}|{}|{}|{}", r.candidate_ref, r.baseline_ref, c.case_name, c.variant, fingerprint,
-                     what);
-}
-
 std::string fingerprint_of(const Comparison& c) {
   return c.runs_b.empty() ? "" : c.runs_b.front()->run.hardware_fingerprint;
 }
@@ -179,7 +180,7 @@ AlertPlan plan_nightly_alerts(const NightlyAnalysis& a, const std::vector<Alert>
   for (const auto& [s, c] : change_points_in_order(a)) {
     if (!c->open || !c->regression) continue;
     if (known_change(*s, *c, known, a.min_nights)) continue;  // raised already (perhaps a night apart)
-    plan.raise.push_back(change_alert(*s, *c, own_change_key(*s, *c)));
+    plan.raise.push_back(change_alert(*s, *c));
   }
   for (const auto& s : a.missing.stopped)
     if (auto alert = stopped_alert(s, a.missing.newest_night, o.missing_nights)) plan.raise.push_back(std::move(*alert));
@@ -200,9 +201,8 @@ AlertPlan plan_branch_alerts(const BranchAnalysis& r, const std::vector<Alert>& 
   for (const auto& c : r.comparisons) {
     const std::string fingerprint = fingerprint_of(c);
     const std::string commit = c.runs_b.empty() ? "" : c.runs_b.front()->run.git_commit;
-    const auto base = [&](const std::string& what) {
+    const auto base = [&]() {
       Alert a;
-      a.key = branch_key(r, c, fingerprint, what);
       a.kind = AlertKind::kBranch;
       a.case_name = c.case_name;
       a.variant = c.variant;
@@ -219,7 +219,7 @@ AlertPlan plan_branch_alerts(const BranchAnalysis& r, const std::vector<Alert>& 
     details["reproduce"] = fmt::format("twinbench compare --baseline {} --candidate {} --variant {}", r.baseline_ref,
                                        r.candidate_ref, c.variant);
     if (c.worst == Verdict::kNewFailure) {
-      Alert a = base("status");
+      Alert a = base();
       a.summary = fmt::format("{} / {} newly {} on {} (completed on {}): {}", c.case_name, c.variant, c.status_b,
                               r.candidate_ref, r.baseline_ref, c.reason_b);
       a.details_json = details.dump();
@@ -228,7 +228,7 @@ AlertPlan plan_branch_alerts(const BranchAnalysis& r, const std::vector<Alert>& 
     for (const auto& m : c.metrics) {
       // A rate shares its time's verdict: one finding, the time's.
       if (m.verdict != Verdict::kRegressed || m.spec.judge == metrics::Judge::kRate) continue;
-      Alert a = base(m.spec.name);
+      Alert a = base();
       a.metric = m.spec.name;
       a.before = m.baseline;
       a.after = m.candidate;

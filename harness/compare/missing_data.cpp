@@ -6,6 +6,11 @@
 
 namespace twinbench::compare {
 
+std::string since_last_good(const StoppedSeries& s) {
+  if (!s.latest_status) return "no runs";
+  return std::string(to_string(*s.latest_status)) + (s.latest_reason.empty() ? "" : ": " + s.latest_reason);
+}
+
 MissingData find_missing_data(const std::vector<RunView>& runs, const std::string& first_day) {
   std::map<std::string, std::string> group_day;  // a group's night: the day of its first run
   std::map<std::string, std::set<std::string>> group_cases;
@@ -55,10 +60,10 @@ MissingData find_missing_data(const std::vector<RunView>& runs, const std::map<s
     s.last_good_group = k.good_group;
     for (const auto& night : nights) s.nights_missed += night > k.good_day ? 1 : 0;
     const RunView& latest = *k.latest;
-    if (latest.run.group_id == k.good_group)
-      s.latest = "no runs";  // nothing at all after its last good night
-    else
-      s.latest = std::string(to_string(latest.run.status)) + (latest.run.reason.empty() ? "" : ": " + latest.run.reason);
+    if (latest.run.group_id != k.good_group) {  // else nothing at all after its last good night
+      s.latest_status = latest.run.status;
+      s.latest_reason = latest.run.reason;
+    }
     out.stopped.push_back(std::move(s));
   }
   return out;

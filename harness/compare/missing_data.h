@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,8 +22,14 @@ struct StoppedSeries {
   std::string last_good_night;  // YYYY-MM-DD of its newest completed run
   std::string last_good_group;
   size_t nights_missed = 0;     // nights after the last good one
-  std::string latest;           // what it did since: "no runs", "failed: <reason>", "skipped: <reason>"
+  // What it did since: the newest run's status and reason (nullopt: no runs at all).
+  std::optional<RunStatus> latest_status;
+  std::string latest_reason;
 };
+
+// What a stopped series did since its last good night, in words: "no runs",
+// "failed: <reason>", "skipped: <reason>".
+std::string since_last_good(const StoppedSeries& s);
 
 struct MissingData {
   std::string newest_night;  // "" when the runs hold no night

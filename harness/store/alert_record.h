@@ -77,7 +77,9 @@ std::string alert_move_refusal(int64_t id, AlertState from, AlertState to, Alert
 // One row of `alerts`.
 struct Alert {
   int64_t id = 0;   // assigned by Store::raise_alert
-  std::string key;  // the finding's identity (kind, series, change point): one alert per key, ever
+  // The finding's identity as the store keeps it (finding_key): made by the
+  // store from the typed fields below (alert_identity); one alert per key, ever.
+  std::string key;
   AlertKind kind = AlertKind::kChange;
   AlertState state = AlertState::kOpen;
   // The series: case, implementation, hardware (fingerprint and description), metric ("" for missing/failure).
@@ -99,6 +101,18 @@ struct Alert {
   // The last state change: who, when, their note; a recovery's night.
   std::string state_by, state_at, note, resolved_night;
 };
+
+// An alert's identity (docs/alerts.md, "One alert per finding"), made of its
+// typed fields alone, never of display text: what was found and where —
+//   change:          {"finding": "change", case, variant, hardware, metric, night (the first at the new level)}
+//   missing/failure: {"finding": "stopped", case, variant, last_good_night}
+//                    (one finding: a series missing first and failing later is the same stopped series)
+//   branch:          {"finding": "branch", baseline, candidate, case, variant, hardware, metric}
+//                    (metric "" for a run that newly failed)
+// as canonical JSON: those keys only, sorted, no spaces (nlohmann's dump).
+// Store::raise_alert keys an alert by it; schema v8 rewrote the keys v6-v7
+// made (pipe-joined text) as this from the same columns.
+std::string alert_identity(const Alert& alert);
 
 // One state change of an alert (`alert_events`): raised, then each change.
 struct AlertEvent {
@@ -139,7 +153,16 @@ struct AlertMoveResult {
 // What Store::raise_alert did.
 struct RaisedAlert {
   int64_t id = 0;
+  std::string key;     // its identity (alert_identity)
   bool added = false;  // false: an alert of that key existed already (nothing written)
+};
+
+// What Store::import_alert did.
+struct ImportedAlert {
+  int64_t id = 0;           // the alert's id in this store
+  bool added = false;       // false: this store had an alert of that identity, left as it was
+  AlertState state = AlertState::kOpen;  // its state in this store
+  int deliveries_added = 0;  // outbox rows of targets this store's alert had none of
 };
 
 // One row of `outbox`: one alert to one target.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "harness/store/store_impl.h"
@@ -108,6 +109,25 @@ void record_event(Store::Impl& self, int64_t id, std::optional<AlertState> from,
 
 }  // namespace
 
+std::string alert_identity(const Alert& a) {
+  nlohmann::json id;
+  switch (a.kind) {
+    case AlertKind::kChange:
+      id = {{"finding", "change"}, {"case", a.case_name}, {"variant", a.variant}, {"hardware", a.hardware_fingerprint},
+            {"metric", a.metric}, {"night", a.night}};
+      break;
+    case AlertKind::kMissing:
+    case AlertKind::kFailure:
+      id = {{"finding", "stopped"}, {"case", a.case_name}, {"variant", a.variant}, {"last_good_night", a.night_before}};
+      break;
+    case AlertKind::kBranch:
+      id = {{"finding", "branch"}, {"baseline", a.baseline_ref}, {"candidate", a.candidate_ref}, {"case", a.case_name},
+            {"variant", a.variant}, {"hardware", a.hardware_fingerprint}, {"metric", a.metric}};
+      break;
+  }
+  return id.dump();  // an object's keys in order: one text per identity
+}
+
 std::string_view to_string(AlertKind kind) { return kKinds.at(static_cast<size_t>(kind)); }
 std::string_view to_string(AlertState state) { return kStates.at(static_cast<size_t>(state)); }
 std::string_view to_string(DeliveryState state) { return kDeliveryStates.at(static_cast<size_t>(state)); }
@@ -168,13 +188,15 @@ std::string alert_move_refusal(int64_t id, AlertState from, AlertState to, Alert
 
 RaisedAlert Store::raise_alert(const Alert& a) {
   Impl& self = *impl_;
-  const std::string doing = fmt::format("raise alert {}", a.key);
-  if (a.key.empty()) self.db->fail(doing, "the alert has no key");
+  const std::string key = alert_identity(a);
+  const std::string doing = fmt::format("raise alert {}", key);
+  if (a.case_name.empty()) self.db->fail(doing, "the alert names no case");
   if (a.summary.empty()) self.db->fail(doing, "the alert has no summary");
   self.require_json_object(a.details_json, "details_json", doing);
   return self.retrying([&](bool) {
     Transaction tx(*self.db, doing);
     RaisedAlert out;
+    out.key = key;
     {
       // One statement decides: the unique key makes a second insert of the same
       // finding a no-op, whoever else is inserting it at this moment.
@@ -188,7 +210,7 @@ RaisedAlert Store::raise_alert(const Alert& a) {
                       " ON CONFLICT (finding_key) DO NOTHING RETURNING id",
                       self.dialect().now_sql),
           doing);
-      q->bind(1, a.key);
+      q->bind(1, key);
       q->bind(2, to_string(a.kind));
       q->bind(3, a.case_name);
       q->bind(4, a.variant);
@@ -220,7 +242,7 @@ RaisedAlert Store::raise_alert(const Alert& a) {
       record_event(self, out.id, std::nullopt, AlertState::kOpen, a.state_by, "", a.night, doing);
     } else {
       auto q = self.query("SELECT id FROM alerts WHERE finding_key = ?1", doing);
-      q->bind(1, a.key);
+      q->bind(1, key);
       if (!q->step()) self.db->fail(doing, "the alert's key conflicted but no alert of that key was found");
       out.id = q->int64(0);
     }
@@ -348,6 +370,117 @@ AlertMoveResult Store::change_alert_state(int64_t id, const AlertTransition& t) 
     record_event(self, id, from, t.to, t.by, t.note, t.night, doing);
     tx.commit();
     return AlertMoveResult{true, t.to};
+  });
+}
+
+ImportedAlert Store::import_alert(const Alert& a, const std::vector<AlertEvent>& history,
+                                  const std::vector<Delivery>& outbox) {
+  Impl& self = *impl_;
+  const std::string key = alert_identity(a);
+  const std::string doing = fmt::format("copy alert {}", key);
+  if (a.case_name.empty()) self.db->fail(doing, "the alert names no case");
+  self.require_json_object(a.details_json, "details_json", doing);
+  const auto text_or_null = [](const std::string& t) { return t.empty() ? std::string_view() : std::string_view(t); };
+  return self.retrying([&](bool) {
+    Transaction tx(*self.db, doing);
+    ImportedAlert out;
+    {
+      auto q = self.query(
+          "INSERT INTO alerts (finding_key, kind, state, previous_state, case_name, variant, hardware_fingerprint,"
+          " hardware, metric, night, night_before, git_commit, commit_before, baseline_ref, candidate_ref,"
+          " value_before, value_after, rel_change, change_low, change_high, p_value, summary, culprit, details_json,"
+          " raised_at, updated_at, state_by, state_at, note, resolved_night)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+          " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
+          " ON CONFLICT (finding_key) DO NOTHING RETURNING id",
+          doing);
+      // The state before the newest move, as change_alert_state keeps it.
+      const std::string previous =
+          history.empty() || !history.back().from ? "" : std::string(to_string(*history.back().from));
+      q->bind(1, key);
+      q->bind(2, to_string(a.kind));
+      q->bind(3, to_string(a.state));
+      q->bind(4, previous);
+      q->bind(5, a.case_name);
+      q->bind(6, a.variant);
+      q->bind(7, a.hardware_fingerprint);
+      q->bind(8, a.hardware);
+      q->bind(9, a.metric);
+      q->bind(10, a.night);
+      q->bind(11, a.night_before);
+      q->bind(12, a.commit);
+      q->bind(13, a.commit_before);
+      q->bind(14, a.baseline_ref);
+      q->bind(15, a.candidate_ref);
+      q->bind(16, a.before);
+      q->bind(17, a.after);
+      q->bind(18, a.change);
+      q->bind(19, a.change_low);
+      q->bind(20, a.change_high);
+      q->bind(21, a.p_value);
+      q->bind(22, a.summary);
+      q->bind(23, a.culprit);
+      q->bind(24, a.details_json);
+      q->bind(25, a.raised_at);
+      q->bind(26, a.updated_at);
+      q->bind(27, a.state_by);
+      q->bind(28, text_or_null(a.state_at));
+      q->bind(29, a.note);
+      q->bind(30, a.resolved_night);
+      if (q->step()) {
+        out.id = q->int64(0);
+        out.added = true;
+        out.state = a.state;
+      }
+    }
+    if (out.added) {
+      auto q = self.query(
+          "INSERT INTO alert_events (alert_id, happened_at, actor, from_state, to_state, note, night)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+          doing);
+      for (const AlertEvent& e : history) {
+        q->reset();
+        q->bind(1, out.id);
+        q->bind(2, e.at);
+        q->bind(3, e.by);
+        q->bind(4, e.from ? to_string(*e.from) : std::string_view(""));
+        q->bind(5, to_string(e.to));
+        q->bind(6, e.note);
+        q->bind(7, e.night);
+        q->run();
+      }
+    } else {
+      auto q = self.query("SELECT id, state FROM alerts WHERE finding_key = ?1", doing);
+      q->bind(1, key);
+      if (!q->step()) self.db->fail(doing, "the alert's key conflicted but no alert of that key was found");
+      out.id = q->int64(0);
+      out.state = alert_state_from_string(q->text(1));
+    }
+    {
+      // A message sent from either store is not sent again from this one.
+      auto q = self.query(
+          "INSERT INTO outbox (alert_id, target, state, attempts, last_error, created_at, claimed_by, claimed_at,"
+          " sent_at, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+          " ON CONFLICT (alert_id, target) DO NOTHING",
+          doing);
+      for (const Delivery& d : outbox) {
+        q->reset();
+        q->bind(1, out.id);
+        q->bind(2, d.target);
+        q->bind(3, to_string(d.state));
+        q->bind(4, d.attempts);
+        q->bind(5, d.last_error);
+        q->bind(6, d.created_at);
+        q->bind(7, d.claimed_by);
+        q->bind(8, text_or_null(d.claimed_at));
+        q->bind(9, text_or_null(d.sent_at));
+        q->bind(10, d.receipt);
+        q->run();
+        out.deliveries_added += q->changes() > 0 ? 1 : 0;
+      }
+    }
+    tx.commit();
+    return out;
   });
 }
 

@@ -75,10 +75,13 @@ Transaction::~Transaction() {
   if (open_) db_.rollback();
 }
 
-std::unique_ptr<Connection> connect(const std::string& location) {
+std::unique_ptr<Connection> connect(const std::string& location, bool read_only) {
   check_location(location);
-  if (is_server_location(location)) return std::make_unique<pg::Connection>(location);
-  auto db = std::make_unique<sqlite::Db>(location, busy_timeout_ms());
+  if (is_server_location(location)) {
+    if (read_only) throw std::invalid_argument(location + ": a server store cannot be opened read-only here");
+    return std::make_unique<pg::Connection>(location);
+  }
+  auto db = std::make_unique<sqlite::Db>(location, busy_timeout_ms(), read_only);
   return db;
 }
 

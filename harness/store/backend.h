@@ -167,8 +167,9 @@ bool explain_wanted(std::string_view sql);
 void log_plan(std::string_view backend, std::string_view doing, const std::string& plan);
 
 // Opens the store at `location` with the backend its form names
-// (backend.cpp): a postgresql:// URL, else an SQLite file.
-std::unique_ptr<Connection> connect(const std::string& location);
+// (backend.cpp): a postgresql:// URL, else an SQLite file. read_only: an
+// SQLite file opened for reading alone (std::invalid_argument for a server).
+std::unique_ptr<Connection> connect(const std::string& location, bool read_only = false);
 
 }  // namespace backend
 }  // namespace twinbench::store

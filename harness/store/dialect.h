@@ -18,7 +18,7 @@ class Connection;
 struct Migration {
   int version;                   // the schema version the script produces
   std::string_view description;  // one line, also stored in schema_version
-  std::string_view sql;          // one or more statements, run in one transaction
+  std::string_view sql;          // statements, run in one transaction ("": none, `after` alone)
   // What SQL cannot do, run after the script in its transaction (nullptr: nothing).
   void (*after)(backend::Connection& db) = nullptr;
 };

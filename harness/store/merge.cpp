@@ -289,12 +289,14 @@ MergeStats merge_databases(const std::vector<std::string>& sources,
   dest.configure();
   migrate_schema(dest, dest_version);
 
+  Store into(destination);  // the alerts go through the Store interface (alert_copy.h), as db push's do
   MergeStats stats;
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::string& path = sources[i];
     if (versions[i] == latest_schema_version()) {
       Connection db = open_read_only(path);
       merge_one(dest, Source{path, db.get()}, stats);
+      copy_alerts(Store(path, Open::kReadOnly), into, stats.alerts, path);
       continue;
     }
     // Older: migrate a private copy; the source itself is only read.
@@ -312,6 +314,7 @@ MergeStats merge_databases(const std::vector<std::string>& sources,
     }
     Connection copy = open_read_only(copy_path);
     merge_one(dest, Source{fmt::format("{} (migrated copy)", path), copy.get()}, stats);
+    copy_alerts(Store(copy_path, Open::kReadOnly), into, stats.alerts, path);
   }
   return stats;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/store/alert_copy.h"
+
 namespace twinbench::store {
 
 // What merge_databases() did.
@@ -16,13 +18,15 @@ struct MergeStats {
   int runs_skipped = 0;         // runs whose run_id the destination already had
   int64_t steps_added = 0;      // steps copied with the added runs
   int calibrations_added = 0;   // calibrations the destination did not have yet
+  AlertCopyStats alerts;        // the alerts carried, of all sources (alert_copy.h)
 };
 
 // Copies into `destination` (created when missing, migrated when older) every
 // run of every source whose run_id it does not hold yet, with all the run's
 // steps and metrics, and every calibration without an identical
-// (host, device, dtype, measured_at) row; one transaction per source, in the
-// order given. Runs already present are skipped whole, whatever their status,
+// (host, device, dtype, measured_at) row, one transaction per source, in the
+// order given; then the source's alerts with their history and outbox
+// (copy_alerts: matched by identity, one transaction per alert). Runs already present are skipped whole, whatever their status,
 // so merging the same files again adds nothing. A run still `running` in its
 // source is copied as it is.
 //

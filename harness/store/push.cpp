@@ -62,6 +62,7 @@ PushStats push_runs(const Store& from, Store& to, size_t batch, const std::funct
   }
   for (const Calibration& c : from.calibrations())
     if (to.import_calibration(c)) ++stats.calibrations_added;
+  copy_alerts(from, to, stats.alerts, from.path());
   return stats;
 }
 

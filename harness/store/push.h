@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "harness/store/alert_copy.h"
 #include "harness/store/store.h"
 
 namespace twinbench::store {
@@ -20,13 +21,15 @@ struct PushStats {
   int runs_completed = 0;
   int64_t steps_added = 0;     // steps copied with the added runs
   int calibrations_added = 0;  // calibrations the destination did not have yet
+  AlertCopyStats alerts;       // the alerts carried (alert_copy.h)
 };
 
 // Copies every finished run of `from` that `to` lacks — its row as it is
 // (status, times, host, provenance), all its steps and metrics — in the order
 // `from` stored them, `batch` runs per destination transaction (rows in bulk:
 // COPY on PostgreSQL), and every calibration `to` lacks (same host, device,
-// dtype and measured_at). A run `to` holds unfinished by the writer that
+// dtype and measured_at), and every alert with its history and outbox
+// (copy_alerts: matched by identity). A run `to` holds unfinished by the writer that
 // finished it in `from` (a spill, spill.h) is completed. Running runs are
 // counted, not copied. Pushing the same store again adds nothing.
 // `progress` (if set) is called after each batch. A failure rolls back the

@@ -289,6 +289,43 @@ void backfill_hardware(backend::Connection& db) {
   }
 }
 
+// Version 8: an alert's key is its identity made of its typed fields
+// (alert_identity: canonical JSON), no longer pipe-joined text that a
+// rewording could change. No column changes; every alert's key is rewritten
+// from the columns the key of versions 6-7 was joined from (the same fields:
+// kind, series, night or refs), so that every finding maps to the alert it
+// mapped to before the upgrade and none is raised again.
+void rekey_alerts(backend::Connection& db) {
+  std::vector<std::pair<int64_t, std::string>> keys;
+  {
+    auto q = db.prepare(
+        "SELECT id, kind, case_name, variant, hardware_fingerprint, metric, night, night_before, baseline_ref,"
+        " candidate_ref FROM alerts ORDER BY id",
+        "migrate schema to version 8 (read alerts)");
+    while (q->step()) {
+      Alert a;
+      a.kind = alert_kind_from_string(q->text(1));
+      a.case_name = q->text(2);
+      a.variant = q->text(3);
+      a.hardware_fingerprint = q->text(4);
+      a.metric = q->text(5);
+      a.night = q->text(6);
+      a.night_before = q->text(7);
+      a.baseline_ref = q->text(8);
+      a.candidate_ref = q->text(9);
+      keys.emplace_back(q->int64(0), alert_identity(a));
+    }
+  }
+  auto update = db.prepare("UPDATE alerts SET finding_key = ?2 WHERE id = ?1",
+                           "migrate schema to version 8 (store alert identities)");
+  for (const auto& [id, key] : keys) {
+    update->reset();
+    update->bind(1, id);
+    update->bind(2, key);
+    update->run();
+  }
+}
+
 // ---- PostgreSQL ----------------------------------------------------------------
 // The same tables and columns as SQLite's at every version, in PostgreSQL's
 // types: BIGINT for SQLite's 64-bit INTEGER, DOUBLE PRECISION for its 8-byte
@@ -512,6 +549,7 @@ constexpr std::string_view kDescriptions[] = {
     "runs.source; indexes runs_by_series, runs_by_branch, runs_by_source (runs_by_hardware dropped)",
     "alerts, alert_events, outbox",
     "run_groups (kept by triggers on runs); runs_by_group extended to the series",
+    "alerts.finding_key is the alert's identity as canonical JSON (rewritten from its columns)",
 };
 
 [[noreturn]] void refuse_newer(const backend::Connection& db, int version) {
@@ -527,7 +565,7 @@ const std::vector<Migration>& sqlite_migrations() {
   static const std::vector<Migration> list = {
       {1, kDescriptions[0], kV1}, {2, kDescriptions[1], kV2}, {3, kDescriptions[2], kV3}, {4, kDescriptions[3], kV4},
       {5, kDescriptions[4], kV5, backfill_hardware}, {6, kDescriptions[5], kV6},
-      {7, kDescriptions[6], kV7}};
+      {7, kDescriptions[6], kV7}, {8, kDescriptions[7], "", rekey_alerts}};
   return list;
 }
 
@@ -538,7 +576,8 @@ const std::vector<Migration>& postgresql_migrations() {
                                               {4, kDescriptions[3], kPgV4},
                                               {5, kDescriptions[4], kPgV5, backfill_hardware},
                                               {6, kDescriptions[5], kPgV6},
-                                              {7, kDescriptions[6], kPgV7}};
+                                              {7, kDescriptions[6], kPgV7},
+                                              {8, kDescriptions[7], "", rekey_alerts}};
   return list;
 }
 
@@ -586,7 +625,7 @@ void apply_migration(backend::Connection& db, const Migration& migration, const 
   const int version = read_schema_version(db);
   if (version > latest_schema_version()) refuse_newer(db, version);
   if (version >= migration.version) return;  // rolls back an empty transaction
-  db.exec(migration.sql, doing);
+  if (!migration.sql.empty()) db.exec(migration.sql, doing);
   if (migration.after) migration.after(db);
   auto record = db.prepare("INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
                            doing);

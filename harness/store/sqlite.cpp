@@ -19,11 +19,11 @@ namespace twinbench::store::sqlite {
 
 void Db::Close::operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
 
-Db::Db(std::string path, int busy_timeout_ms)
+Db::Db(std::string path, int busy_timeout_ms, bool read_only)
     : path_(std::move(path)), busy_timeout_ms_(busy_timeout_ms) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path_.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+                           read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   db_.reset(raw);  // also on failure: the handle carries the message
   if (rc != SQLITE_OK) {
     if (!raw) throw StoreError(fmt::format("{}: open: out of memory", path_), rc);

@@ -25,7 +25,9 @@ inline constexpr int kDefaultBusyTimeoutMs = 10'000;
 // busy timeout, so that writers from other processes are waited for.
 class Db : public backend::Connection {
  public:
-  Db(std::string path, int busy_timeout_ms);
+  // read_only: the file is opened for reading alone (it must exist; nothing,
+  // not even the journal mode, is written).
+  Db(std::string path, int busy_timeout_ms, bool read_only = false);
 
   const Dialect& dialect() const override;
   const std::string& label() const override { return path_; }

@@ -83,14 +83,21 @@ std::string host_name() {
 // ---- Store::Impl ----------------------------------------------------------------
 
 Store::Impl::Impl(std::string where, Open open)
-    : location(std::move(where)), db(backend::connect(location)), causes(causes::folder_for(location)),
-      patience(reconnect_patience()) {
+    : location(std::move(where)), db(backend::connect(location, open == Open::kReadOnly)),
+      causes(causes::folder_for(location)), patience(reconnect_patience()) {
   const int version = check_schema(*db);  // before anything that could write
-  if (version == 0 && open == Open::kExisting)
+  if (version == 0 && open != Open::kCreate)
     throw std::invalid_argument(fmt::format("{}: no such store: {} (nothing was created; check --db or $TWINBENCH_DB)",
                                             db->label(),
                                             dialect().name == "sqlite" ? "the file is empty"
                                                                        : "the database holds no twinbench schema"));
+  if (open == Open::kReadOnly) {  // the connection as it is: nothing settled for writing, nothing migrated
+    if (version != latest_schema_version())
+      db->fail("open read-only", fmt::format("the store has schema version {}; read-only, it is read at version {} "
+                                             "alone (open it once to migrate it)",
+                                             version, latest_schema_version()));
+    return;
+  }
   db->configure();
   migrate_schema(*db, version);
 }
@@ -155,7 +162,7 @@ void Store::Impl::require_json_object(const std::string& text, std::string_view 
 // ---- Store ------------------------------------------------------------------------
 
 Store::Store(std::string location, Open open) {
-  if (open == Open::kExisting) {
+  if (open != Open::kCreate) {
     check_location(location);
     if (!is_server_location(location) && !std::filesystem::exists(location))
       throw std::invalid_argument(fmt::format("{}: no such store (nothing was created; check --db or $TWINBENCH_DB)",

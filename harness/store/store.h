@@ -69,6 +69,9 @@ void check_location(const std::string& location);
 enum class Open {
   kCreate,    // an SQLite file is created when missing, an empty database gets the schema
   kExisting,  // only a store that exists: std::invalid_argument otherwise, nothing created
+  // An existing SQLite file at this code's schema version, only read (db
+  // merge's sources): nothing written, not migrated; StoreError for another version.
+  kReadOnly,
 };
 
 // What Store::import_run() did with a run.
@@ -254,11 +257,21 @@ class Store {
   // with its lifecycle. Each write is one statement whose condition decides,
   // so concurrent writers (two nightly jobs on one server) never duplicate.
 
-  // Stores `alert` as open (its id, state and timestamps are the store's)
-  // unless an alert of the same key exists, whatever its state: then nothing
-  // is written and that alert's id comes back (added = false). StoreError for
-  // an alert without key or summary, or details_json not a JSON object.
+  // Stores `alert` as open (its id, key, state and timestamps are the
+  // store's; the key is alert_identity(alert)) unless an alert of the same
+  // identity exists, whatever its state: then nothing is written and that
+  // alert's id comes back (added = false). StoreError for an alert without
+  // case or summary, or details_json not a JSON object.
   RaisedAlert raise_alert(const Alert& alert);
+  // Copies an alert of another store (db merge, db push) by its identity:
+  // when this store has none of it, as it is there — its state, who moved it
+  // and when, its note, its history (`history`, oldest first) and its outbox
+  // rows; when it has one, that alert stays as it is (state and history), and
+  // only outbox rows of targets it has none of are added, so that a message
+  // sent from either store is not sent again. One transaction. StoreError for
+  // an alert without case, or details_json not a JSON object.
+  ImportedAlert import_alert(const Alert& alert, const std::vector<AlertEvent>& history,
+                             const std::vector<Delivery>& outbox);
   // The alerts `filter` selects, newest first.
   std::vector<Alert> alerts(const AlertFilter& filter = {}) const;
   std::optional<Alert> alert(int64_t id) const;

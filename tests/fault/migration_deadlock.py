@@ -35,7 +35,7 @@ def main():
     url = admin.replace("/postgres?", f"/{db}?")
     schema = open(os.path.join(SOURCE, "harness", "store", "schema.cpp")).read()
     v1 = re.search(r'constexpr std::string_view kPgV1 = R"sql\((.*?)\)sql";', schema, re.S).group(1)
-    newest = max(int(v) for v in re.findall(r"\{(\d+), kDescriptions\[\d+\], kPgV\d+", schema))
+    newest = max(int(v) for v in re.findall(r"\{(\d+), kDescriptions\[\d+\]", schema))
     psql(admin, "-c", f"CREATE DATABASE {db}", check=True)
     try:
         psql(url, "-v", "ON_ERROR_STOP=1", "-c", v1, check=True)

@@ -7,7 +7,9 @@
 // nightly jobs at once on one PostgreSQL store.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "fake_services.h"
@@ -413,6 +415,136 @@ TEST(Concurrency, TwoNightlyJobsAtOnceOnOnePostgresStoreMakeOneAlertAndOneMessag
   EXPECT_EQ(query_text(pg.location(), "SELECT count(*) FROM alert_events"), "2");
   EXPECT_EQ(query_text(pg.location(), "SELECT count(*) FROM outbox WHERE state = 'sent' AND attempts = 1"), "2");
   EXPECT_EQ(http.state()["hooks"].size(), 2u);
+}
+
+// ---- stores of schema 7 (tests/data/store/README.md) ----------------------------------------
+
+// tests/data/store/v7.db (or _postgresql.sql) as a store of `backend`: written by twinbench at 656aaf8, whose alert
+// keys were pipe-joined text — change #1 acknowledged (its note with a tab and a quote), missing #2 invalid, failure
+// #3 and branch #4 open, 6 events, 3 outbox rows that failed once.
+std::unique_ptr<TestStore> version7_store(const std::string& backend, const std::string& path) {
+  auto store = std::make_unique<TestStore>(backend, path);
+  const std::string data = std::string(TWINBENCH_SOURCE_DIR) + "/tests/data/store/v7";
+  if (store->postgresql())
+    PgConn(store->location()).exec(slurp(data + "_postgresql.sql"));
+  else
+    std::filesystem::copy_file(data + ".db", path, std::filesystem::copy_options::overwrite_existing);
+  return store;
+}
+
+// What the store's alerts are, in order: "1 acknowledged change: <identity>", ...
+std::vector<std::string> alert_lines(const json& alerts) {
+  std::vector<std::string> out;
+  for (const auto& a : alerts)
+    out.push_back(fmt::format("{} {} {}: {}", a["id"].get<int64_t>(), a["state"].get<std::string>(),
+                              a["kind"].get<std::string>(), a["key"].get<std::string>()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class Version7 : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { TWINBENCH_REQUIRE_BACKEND(GetParam()); }
+  std::string quoted(const TestStore& s) const { return "'" + s.location() + "'"; }
+};
+INSTANTIATE_TEST_SUITE_P(Stores, Version7, ::testing::ValuesIn(all_backends()), BackendName());
+
+TEST_P(Version7, UpgradedAlertsKeepTheirIdentityAndTheAnalysesRaiseNoneAgain) {
+  const auto store = version7_store(GetParam(), harness().path("v7-" + GetParam() + ".db"));
+  EXPECT_EQ(query_text(store->location(), "SELECT max(version) FROM schema_version"), "7");
+  EXPECT_NE(query_text(store->location(), "SELECT finding_key FROM alerts WHERE id = 1").find('|'), std::string::npos)
+      << "the fixture's keys are version 7's pipe-joined text";
+  // The analyses that raised them, again, on the upgraded store.
+  const auto nightly = tb("", "report nightly --days 100000 --out " + harness().path("v7-report") + " --db " +
+                                  quoted(*store));
+  ASSERT_EQ(nightly.code, 0) << nightly.err;
+  const auto branch = tb("", "compare --baseline main --candidate feat --baseline-at tip --alerts --db " + quoted(*store));
+  ASSERT_EQ(branch.code, 0) << branch.err;
+  EXPECT_EQ(nightly.err.find("raised"), std::string::npos) << nightly.err;
+  EXPECT_EQ(branch.err.find("raised"), std::string::npos) << branch.err;
+  EXPECT_EQ(query_text(store->location(), "SELECT max(version) FROM schema_version"), "8");
+
+  const json alerts = alerts_json(quoted(*store));
+  const std::vector<std::string> expected = {
+      R"(1 acknowledged change: {"case":"01_base","finding":"change","hardware":"29e40c505a0db7b2",)"
+      R"("metric":"step_time_median_s","night":"2026-10-15","variant":"functional"})",
+      R"(2 invalid missing: {"case":"02_bf16","finding":"stopped","last_good_night":"2026-10-25","variant":"module"})",
+      R"(3 open failure: {"case":"03_dropout","finding":"stopped","last_good_night":"2026-10-28","variant":"module"})",
+      R"(4 open branch: {"baseline":"main","candidate":"feat","case":"01_base","finding":"branch",)"
+      R"("hardware":"29e40c505a0db7b2","metric":"step_time_median_s","variant":"functional"})"};
+  EXPECT_EQ(alert_lines(alerts), expected);
+  EXPECT_EQ(query_text(store->location(), "SELECT count(*) FROM alert_events"), "6");
+  EXPECT_EQ(query_text(store->location(), "SELECT count(*) FROM outbox WHERE state = 'failed'"), "3");
+  EXPECT_EQ(query_text(store->location(), "SELECT note FROM alerts WHERE id = 1"),
+            "looking into it: a tab\tand a \"quote\"");
+}
+
+// Two stores with alerts, some the same findings: after a merge (SQLite) or two pushes (a server), each alert
+// once with its state, history and outbox; again, nothing changes.
+TEST_P(Version7, MergingOrPushingTwoStoresKeepsEveryAlertOnce) {
+  const auto a = version7_store("sqlite", harness().path("v7-a-" + GetParam() + ".db"));
+  const auto b = version7_store("sqlite", harness().path("v7-b-" + GetParam() + ".db"));
+  // b, since: alert 3 fixed by carol, and a regression of another branch.
+  ASSERT_EQ(tb("", "alerts close 3 --by carol --note 'fixed in b' --db " + b->location()).code, 0);
+  std::vector<HistoryRun> feat2;
+  for (int r = 0; r < 3; ++r) {
+    HistoryRun h;
+    h.case_name = "01_base";
+    h.variant = "functional";
+    h.group = "feat2-1";
+    h.branch = "feat2";
+    h.repeat = r;
+    h.started_at = fmt::format("2026-10-31T12:0{}:00.000Z", r);
+    h.commit = std::string(40, '3');
+    h.step_time = 0.140 * (1 + 0.002 * r);
+    feat2.push_back(h);
+  }
+  store_runs(b->location(), feat2);
+  const auto raised = tb("", "compare --baseline main --candidate feat2 --baseline-at tip --alerts --db " + b->location());
+  ASSERT_NE(raised.err.find("alert 5 raised"), std::string::npos) << raised.err;
+
+  TestStore into(GetParam(), harness().path("v7-into-" + GetParam() + ".db"));
+  const auto carry = [&](const TestStore& from) {
+    return GetParam() == "sqlite" ? tb("", "db merge " + from.location() + " --into " + into.location())
+                                  : tb("", "db push " + from.location() + " --into " + quoted(into));
+  };
+  const auto first = carry(*a);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.err.find("4 alerts added (6 events, 3 notifications), 0 already there"), std::string::npos)
+      << first.err;
+  const auto second = carry(*b);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.err.find("1 alert added (1 events, 0 notifications), 4 already there"), std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("note: alert #3 ("), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("open here, fixed in " + b->location() + " by carol"), std::string::npos) << second.err;
+  for (const auto* again : {a.get(), b.get()}) {
+    const auto r = carry(*again);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("0 alerts added (0 events, 0 notifications)"), std::string::npos) << r.err;
+  }
+
+  const json alerts = alerts_json(quoted(into));
+  ASSERT_EQ(alerts.size(), 5u) << alerts.dump(1);
+  std::set<std::string> keys;
+  for (const auto& x : alerts) keys.insert(x["key"].get<std::string>());
+  EXPECT_EQ(keys.size(), 5u) << "each finding once";
+  EXPECT_EQ(query_text(into.location(), "SELECT count(*) FROM alert_events"), "7");
+  EXPECT_EQ(query_text(into.location(), "SELECT count(*) FROM outbox"), "3");
+  // Alert 1 as a carried it: acknowledged by alice with her note, its history whole.
+  const auto shown = tb("", "alerts show 1 --json --db " + quoted(into));
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  const json one = json::parse(shown.out);
+  EXPECT_EQ(one["state"], "acknowledged");
+  EXPECT_EQ(one["state_by"], "alice@example");
+  EXPECT_EQ(one["note"], "looking into it: a tab\tand a \"quote\"");
+  ASSERT_EQ(one["history"].size(), 2u) << one.dump(1);
+  EXPECT_EQ(one["history"][1]["by"], "alice@example");
+  // The nightly on the merged store raises nothing again.
+  const auto nightly = tb("", "report nightly --days 100000 --out " + harness().path("v7-merged") + " --db " +
+                                  quoted(into));
+  ASSERT_EQ(nightly.code, 0) << nightly.err;
+  EXPECT_EQ(nightly.err.find("raised"), std::string::npos) << nightly.err;
 }
 
 }  // namespace

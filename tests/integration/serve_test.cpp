@@ -137,7 +137,6 @@ void fill(const std::string& location) {
                                  commit_of(100 + (side[3] == 'B')), side[3] == 'B' ? 1.2 : 1.0, k));
   s.import_runs(session);
   store::Alert a;
-  a.key = "change|01_base|functional|step_time_median_s|night-12";
   a.kind = store::AlertKind::kChange;
   a.case_name = "01_base";
   a.variant = "functional";
@@ -244,9 +243,8 @@ class Serve : public ::testing::Test {
 Server* Serve::server_ = nullptr;
 
 // A fresh alert of a test's own, open (to act on), beside the one the store was filled with.
-store::Alert raise_open_alert(const std::string& key, const std::string& metric, const std::string& summary) {
+store::Alert raise_open_alert(const std::string& metric, const std::string& summary) {
   store::Alert a;
-  a.key = key;
   a.kind = store::AlertKind::kChange;
   a.case_name = "01_base";
   a.variant = "module";
@@ -586,7 +584,7 @@ TEST_F(Serve, OriginAndCookieFollowThePublicUrlsScheme) {
   EXPECT_NE(c->Post("/logout", "", "application/x-www-form-urlencoded")->get_header_value("Set-Cookie").find("; Secure"),
             std::string::npos);
   // An acknowledgement from the page behind the proxy, of a fresh alert of its own.
-  const store::Alert a = raise_open_alert("change|behind-a-proxy", "peak_memory_bytes", "acknowledged behind a proxy");
+  const store::Alert a = raise_open_alert("peak_memory_bytes", "acknowledged behind a proxy");
   const std::string target = "/alerts/" + std::to_string(a.id);
   const httplib::Headers session = {{"Cookie", cookie.substr(0, cookie.find(';'))}};
   std::smatch m;
@@ -724,7 +722,7 @@ TEST_F(Serve, AnUnreachableServerSaysSoAndTheServerReconnects) {
 TEST_F(Serve, ChromiumLoadsEveryPageKindAndAcknowledgesAnAlertThroughTheForm) {
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium not installed (run ci/setup.sh)";
   // A fresh alert of its own: open, to acknowledge.
-  const store::Alert a = raise_open_alert("change|browser", "final_loss", "the browser's alert");
+  const store::Alert a = raise_open_alert("final_loss", "the browser's alert");
   std::string urls;
   for (const auto& u : page_urls(*server_)) urls += " '" + u + "'";
   const std::string out = path("browser");
@@ -761,7 +759,7 @@ TEST_F(Serve, ChromiumSignsInAndAcknowledgesThroughAnHttpsProxy) {
   Server proxied(serve_args("--public-url https://bench.example/"), "behind-proxy");
   ASSERT_FALSE(proxied.url().empty()) << proxied.log();
   const store::Alert a =
-      raise_open_alert("change|browser-behind-a-proxy", "tokens_per_s_per_device", "the browser's alert behind a proxy");
+      raise_open_alert("tokens_per_s_per_device", "the browser's alert behind a proxy");
   const std::string out = path("browser-proxy");
   const int code = twinbench::testing::shell(
       "/usr/bin/python3 " TWINBENCH_SOURCE_DIR "/tests/integration/serve_browser.py --url " + proxied.url() +

@@ -73,11 +73,19 @@ TEST(NightlyAlerts, AnOpenRegressionAndAStoppedSeriesAreAlertsRaisedOnce) {
   EXPECT_EQ(step->case_name, "step");
   EXPECT_EQ(step->metric, "step_time_median_s");
   EXPECT_EQ(step->night, night(12));
-  EXPECT_EQ(step->key, "change|step|functional|hw|step_time_median_s|" + night(12));
+  // The identity is the typed fields as canonical JSON (sorted keys), never the display text.
+  EXPECT_EQ(store::alert_identity(*step), R"({"case":"step","finding":"change","hardware":"hw",)"
+                                          R"("metric":"step_time_median_s","night":")" + night(12) + R"(","variant":"functional"})");
   EXPECT_NEAR(*step->change, 0.10, 0.01);
   EXPECT_NE(step->details_json.find("twinbench bisect --good 000000000 --bad 000000000"), std::string::npos);
   EXPECT_EQ(gone->night_before, night(25));
-  EXPECT_EQ(gone->key, "stopped|gone|functional|" + night(25));
+  EXPECT_EQ(store::alert_identity(*gone),
+            R"({"case":"gone","finding":"stopped","last_good_night":")" + night(25) + R"(","variant":"functional"})");
+  store::Alert reworded = *gone;  // a series missing first and failing later is one finding, however it is worded
+  reworded.kind = store::AlertKind::kFailure;
+  reworded.summary = "gone / functional fails";
+  reworded.details_json = R"({"latest":"failed: boom"})";
+  EXPECT_EQ(store::alert_identity(reworded), store::alert_identity(*gone));
   EXPECT_TRUE(plan.recover.empty());
 
   // Raised again, the findings are the same keys (the store keeps the first
@@ -86,7 +94,7 @@ TEST(NightlyAlerts, AnOpenRegressionAndAStoppedSeriesAreAlertsRaisedOnce) {
   known[0].state = store::AlertState::kInvalid;
   const auto again = plan_nightly_alerts(a, known);
   ASSERT_EQ(again.raise.size(), 1u);
-  EXPECT_EQ(again.raise[0].key, gone->key);
+  EXPECT_EQ(store::alert_identity(again.raise[0]), store::alert_identity(*gone));
   // Stopped for fewer nights than asked: no alert yet.
   NightlyAlertOptions patient;
   patient.missing_nights = 5;
@@ -97,7 +105,7 @@ TEST(NightlyAlerts, AChangeANightApartIsTheKnownAlertsChange) {
   const NightlyAnalysis a = issue_nights().analyze();
   store::Alert known = *find(plan_nightly_alerts(a, {}).raise, store::AlertKind::kChange);
   known.night = night(13);  // as an earlier window placed it
-  known.key = "change|step|functional|hw|step_time_median_s|" + night(13);
+  known.key = store::alert_identity(known);  // as the store keeps it
   const auto plan = plan_nightly_alerts(a, {known});
   EXPECT_EQ(find(plan.raise, store::AlertKind::kChange), nullptr);
   const auto& s = *std::find_if(a.series.begin(), a.series.end(), [](const TrendSeries& t) {

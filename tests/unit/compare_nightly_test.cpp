@@ -177,9 +177,11 @@ TEST(MissingData, ASeriesWhoseCompletedRunsStoppedIsFlaggedWithItsLastGoodNight)
   EXPECT_EQ(m.stopped[0].variant, "module");
   EXPECT_EQ(m.stopped[0].last_good_night, "2026-11-02");
   EXPECT_EQ(m.stopped[0].nights_missed, 2u);
-  EXPECT_EQ(m.stopped[0].latest, "failed: boom");
+  EXPECT_EQ(m.stopped[0].latest_status, RunStatus::failed);
+  EXPECT_EQ(since_last_good(m.stopped[0]), "failed: boom");
   EXPECT_EQ(m.stopped[1].case_name, "02_bf16");
-  EXPECT_EQ(m.stopped[1].latest, "no runs");
+  EXPECT_FALSE(m.stopped[1].latest_status);
+  EXPECT_EQ(since_last_good(m.stopped[1]), "no runs");
   // Only the window's runs: from the fourth night on, nothing completed before is seen.
   EXPECT_TRUE(find_missing_data(runs, "2026-11-04").stopped.empty());
 }

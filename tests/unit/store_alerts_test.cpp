@@ -67,7 +67,6 @@ std::string check_constraint_states(const std::string& location) {
 
 Alert step_alert(const std::string& night = "2024-03-25") {
   Alert a;
-  a.key = "change|01_base|functional|abcd|step_time_median_s|" + night;
   a.kind = AlertKind::kChange;
   a.case_name = "01_base";
   a.variant = "functional";
@@ -111,7 +110,7 @@ TEST_P(AlertStoreTest, AnAlertIsRaisedOncePerKeyWithEveryField) {
 
   const auto read = store.alert(first.id);
   ASSERT_TRUE(read);
-  EXPECT_EQ(read->key, a.key);
+  EXPECT_EQ(read->key, alert_identity(a));
   EXPECT_EQ(read->kind, AlertKind::kChange);
   EXPECT_EQ(read->state, AlertState::kOpen);
   EXPECT_EQ(read->case_name, "01_base");
@@ -124,17 +123,17 @@ TEST_P(AlertStoreTest, AnAlertIsRaisedOncePerKeyWithEveryField) {
   EXPECT_EQ(read->summary, a.summary);
   EXPECT_EQ(read->details_json, a.details_json);
   EXPECT_EQ(read->raised_at.size(), 24u) << read->raised_at;
-  EXPECT_EQ(store.alert_by_key(other.key)->kind, AlertKind::kMissing);
-  EXPECT_FALSE(store.alert_by_key(other.key)->before);
-  EXPECT_FALSE(store.alert_by_key(other.key)->p_value);
+  EXPECT_EQ(store.alert_by_key(alert_identity(other))->kind, AlertKind::kMissing);
+  EXPECT_FALSE(store.alert_by_key(alert_identity(other))->before);
+  EXPECT_FALSE(store.alert_by_key(alert_identity(other))->p_value);
   EXPECT_FALSE(store.alert(9999));
   const auto listed = store.alerts();
   ASSERT_EQ(listed.size(), 2u);
-  EXPECT_EQ(listed[0].key, other.key) << "newest first";
+  EXPECT_EQ(listed[0].key, alert_identity(other)) << "newest first";
 
   Alert bad = a;
-  bad.key = "";
-  expect_store_error([&] { store.raise_alert(bad); }, {"raise alert", "no key"});
+  bad.case_name = "";
+  expect_store_error([&] { store.raise_alert(bad); }, {"raise alert", "names no case"});
   bad = step_alert("2024-04-01");
   bad.details_json = "[1]";
   expect_store_error([&] { store.raise_alert(bad); }, {"details_json is not a JSON object"});

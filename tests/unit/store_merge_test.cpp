@@ -347,7 +347,7 @@ TEST_F(StoreMergeTest, RefusesNewerSchemaSourceAndWritesNothing) {
   }
   const std::string b2_before = read_bytes(b);
   expect_store_error([&] { merge_databases({b, path("a.db")}, dest); },
-                     {path("a.db"), "schema version 99", "up to 7"});
+                     {path("a.db"), "schema version 99", "up to 8"});
   EXPECT_EQ(read_bytes(dest), dest_before);
   EXPECT_EQ(counts(dest), dest_counts);
   EXPECT_EQ(read_bytes(path("a.db")), source_before);

@@ -176,8 +176,8 @@ TEST_P(StoreTest, CreatesStoreWithCurrentSchema) {
   EXPECT_EQ(store.path(), path_);
   EXPECT_EQ(store.location(), path_);
   EXPECT_EQ(store.backend(), GetParam());
-  EXPECT_EQ(Store::code_schema_version(), 7);
-  EXPECT_EQ(store.file_schema_version(), 7);
+  EXPECT_EQ(Store::code_schema_version(), 8);
+  EXPECT_EQ(store.file_schema_version(), 8);
   ASSERT_EQ(sqlite_migrations().size(), postgresql_migrations().size());
   for (const Migration& m : scripts())
     EXPECT_EQ(raw(fmt::format("SELECT description FROM schema_version WHERE version = {}", m.version)),
@@ -323,7 +323,7 @@ TEST_P(StoreTest, RefusesNewerSchemaAndLeavesStoreUnchanged) {
   }
   store_exec(path_, "UPDATE schema_version SET version = 99 WHERE version = 6");
   const std::string before = sqlite() ? read_bytes(path_) : "";
-  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 7", "refusing to open"});
+  expect_store_error([&] { Store store(path_); }, {path_, "schema version 99", "up to 8", "refusing to open"});
   if (sqlite()) {
     EXPECT_EQ(read_bytes(path_), before);
   }
@@ -359,7 +359,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   EXPECT_EQ(raw("SELECT count(*) FROM calibrations"), "(none)");
 
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 7);
+  EXPECT_EQ(store.file_schema_version(), 8);
 
   const auto old = store.run("old-run");
   ASSERT_TRUE(old);
@@ -413,7 +413,7 @@ TEST_P(StoreTest, MigratesVersion1Store) {
   store.append_steps(id, fresh);
   expect_same_steps(store.steps(id), fresh);
 
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "7");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "8");
   EXPECT_EQ(raw("SELECT min(version) FROM schema_version"), "1");
   if (sqlite()) {
     EXPECT_EQ(RawDb(path_).text("PRAGMA journal_mode"), "wal");
@@ -432,7 +432,7 @@ TEST_P(StoreTest, MigratesVersion2StoreToStallsAndUnknownTimes) {
                     " eval_loss) VALUES ('v2-run', 0, 2.5, 0.125, 256, 1, 0, 0, NULL),"
                     " ('v2-run', 1, NULL, 0.0625, 256, 0, 1, 1, 2.75)");
   Store store(path_);
-  EXPECT_EQ(store.file_schema_version(), 7);
+  EXPECT_EQ(store.file_schema_version(), 8);
   const auto old = store.steps("v2-run");
   ASSERT_EQ(old.size(), 2u);
   EXPECT_EQ(old[0].loss, 2.5);
@@ -641,7 +641,7 @@ TEST_P(StoreTest, ConcurrentWritersLoseNothing) {
 
   Store store(path_);
   EXPECT_EQ(store.runs().size(), static_cast<size_t>(kWriters * kRuns));
-  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "7");
+  EXPECT_EQ(raw("SELECT count(*) FROM schema_version"), "8");
   for (int w = 0; w < kWriters; ++w) {
     RunFilter filter;
     filter.group_id = fmt::format("writer-{}", w);
