@@ -2,6 +2,7 @@
 #include "harness/cli/serve/site.h"
 
 #include <fmt/format.h>
+#include <httplib.h>
 #include <malloc.h>
 
 #include <atomic>
@@ -32,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 // Every answer carries these: no script may run, no frame may hold a page, no
 // sniffing of a text answer into HTML.
 void secure(httplib::Response& res) {
+  if (res.has_header("Content-Security-Policy")) return;  // once: the error handler follows a refusal's own
   res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                                             "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
   res.set_header("X-Content-Type-Options", "nosniff");
@@ -87,6 +89,9 @@ std::string own_page(const std::string& title, const std::string& body_html, int
 }
 
 // The sanitized target for the access log (printable ASCII, at most 200 bytes).
+// The client's address, as the front passed it on (front.h): httplib's own peer is the front.
+std::string peer(const httplib::Request& req) { return req.get_header_value(kPeerHeader); }
+
 std::string loggable(const std::string& target) {
   std::string out;
   for (const char c : target.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
@@ -100,17 +105,19 @@ class Site {
         stores_(o.db),
         cache_(stores_, o.workers, o.cache_bytes),
         access_(o.write_token, o.read_only_token, o.read_token, o.public_url),
-        server_(o.limits) {
+        front_(o.limits) {
     context_.store_location = o.db;
     context_.repo = o.repo;
+    // httplib behind the front (front.h), through its public setters: the
+    // front passes each request on whole, over a connection of its own that
+    // ends with the answer (the client's connection is the front's to keep).
+    const size_t threads = o.limits.threads;
+    server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server_.set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(o.limits.request_time).count());
+    server_.set_write_timeout(std::chrono::duration_cast<std::chrono::seconds>(o.limits.write_time).count());
+    server_.set_payload_max_length(o.limits.body_bytes);
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       secure(res);
-      if (!server_.within_limits(req, res)) return httplib::Server::HandlerResponse::Handled;
-      if (body_too_large(req)) {  // answered before the body is read
-        line(res, 413, fmt::format("the body is larger than {} bytes", o_.limits.body_bytes));
-        res.set_header("Connection", "close");
-        return httplib::Server::HandlerResponse::Handled;
-      }
       return allowed(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
     });
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { get(req, res); });
@@ -135,36 +142,34 @@ class Site {
     });
     server_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
       // Method, target, status and size: never a header or a body, so never a token.
-      std::cerr << fmt::format("twinbench serve: {} {} {} {} {}\n", req.remote_addr, req.method, loggable(req.target),
+      std::cerr << fmt::format("twinbench serve: {} {} {} {} {}\n", peer(req), req.method, loggable(req.target),
                                res.status, res.body.size());
     });
   }
 
   void run(const std::function<void(const std::string&)>& on_listening, const std::function<bool()>& stop) {
     const auto [host, port] = parse_listen(o_.listen);
-    const int bound = port == 0 ? server_.bind_to_any_port(host) : (server_.bind_to_port(host, port) ? port : -1);
+    const int bound = front_.bind(host, port);
     if (bound < 0) throw std::runtime_error(fmt::format("serve: cannot listen on {} (in use, or not an address here)", o_.listen));
+    const int behind = server_.bind_to_any_port("127.0.0.1");
+    if (behind < 0) throw std::runtime_error("serve: cannot listen on a loopback port for the server behind the front");
     const std::string url = host.find(':') != std::string::npos ? fmt::format("http://[{}]:{}/", host, bound)
                                                                 : fmt::format("http://{}:{}/", host, bound);
+    std::thread server([&] { server_.listen_after_bind(); });
     std::atomic<bool> done{false};
     std::thread watcher([&] {
       while (!done && !stop()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      server_.stop();
+      front_.stop();
     });
     on_listening(url);
-    server_.listen_after_bind();
+    front_.run(behind);  // until stopped, and every connection ended
     done = true;
     watcher.join();
+    server_.stop();
+    server.join();
   }
 
  private:
-  bool body_too_large(const httplib::Request& req) const {
-    const std::string length = req.get_header_value("Content-Length");
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(length.c_str(), &end, 10);
-    return !length.empty() && (*end != '\0' || n > o_.limits.body_bytes);
-  }
-
   // Reads (and the login) need a token only with --read-token.
   bool allowed(const httplib::Request& req, httplib::Response& res) {
     if (access_.right_of(req) != Right::kNone) return true;
@@ -388,7 +393,7 @@ class Site {
     for (const char c : note)
       if (static_cast<unsigned char>(c) < 0x20) return line(res, 400, "bad request: a control character in the note");
     change.note = note;
-    change.by = "twinbench serve (" + req.remote_addr + ")";
+    change.by = "twinbench serve (" + peer(req) + ")";
     std::optional<store::Alert> after;
     store::AlertMoveResult moved;
     try {
@@ -436,7 +441,8 @@ class Site {
   StorePool stores_;
   PageCache cache_;
   Access access_;
-  LimitedServer server_;
+  httplib::Server server_;
+  Front front_;
   PageContext context_;
 };
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/cli/serve/http_server.h"
+#include "harness/cli/serve/front.h"
 
 namespace twinbench::serve {
 
