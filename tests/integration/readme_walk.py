@@ -138,9 +138,9 @@ WALK = {
         "expect": r"^verdict: "},
     "twinbench bisect --good v1 --bad main --case 01_base": {
         "instead": "cd bisect-repo && {bin} bisect --good v1 --bad main --case 01_base --build 'sh build.sh' "
-                   "--alpha 0.01 --seed 5 --db ../twinbench.db " + SMALL.replace(" --no-progress", ""),
+                   "--alpha 0.01 --seed 5 --db ../twinbench.db model.preset=tiny " + SMALL.replace(" --no-progress", ""),
         "why": "a test repository (ci/bisect_repo.sh: the good end and 2 commits, the last makes steps 11x slower) whose "
-               "build wraps this binary",
+               "build wraps this binary; the tiny model, as the bisect tests use (01_base's own took 150 s of CI's walk)",
         "expect": r"First bad commit: [0-9a-f]{9} \"commit 2"},
     "twinbench report nightly --days 30": {"expect": r"nightly\.html"},
     "twinbench serve": {"serve": "--listen 127.0.0.1:0", "expect": r"<title>twinbench · index</title>"},
@@ -153,7 +153,8 @@ WALK = {
             r"^6 runs stored in postgresql://\S+ \(group nightly-42\)$"]},
     "twinbench db push twinbench.db --into postgresql://runner@db/twinbench": {
         "pg": True, "expect": r"^pushed twinbench\.db into postgresql://\S+: [1-9]\d* runs added \([1-9]\d* steps\), "
-                              r"0 already there, 0 still running \(not pushed\), 0 calibrations, in [0-9.]+ s$"},
+                              r"0 already there, 0 still running \(not pushed\), 0 calibrations; 0 alerts added \(0 events, "
+                              r"0 notifications\), 0 already there; in [0-9.]+ s$"},
 
     "twinbench import maxtext_linen.log --case 04_int8 --variant linen": {"expect": r"imported as run import-"},
     "twinbench import maxtext_nnx.log --case 04_int8 --variant nnx": {"expect": r"imported as run import-"},
