@@ -449,14 +449,22 @@ TEST_F(Serve, TenThousandRandomPathsAndQueriesNeverGetA5xx) {
   EXPECT_LE(statuses[0], 50u) << "connections closed without an answer:" << summary;
 }
 
-// Bytes straight to the socket; what came back before the server closed or `wait` passed.
-std::string raw_exchange(int port, const std::string& bytes, std::chrono::milliseconds wait) {
+// A connection to the server's port on loopback: its descriptor, or -1.
+int connect_to(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return "connect failed";
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
+// Bytes straight to the socket; what came back before the server closed or `wait` passed.
+std::string raw_exchange(int port, const std::string& bytes, std::chrono::milliseconds wait) {
+  const int fd = connect_to(port);
+  if (fd < 0) return "connect failed";
   timeval tv{static_cast<time_t>(wait.count() / 1000), static_cast<suseconds_t>((wait.count() % 1000) * 1000)};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -471,14 +479,10 @@ std::string raw_exchange(int port, const std::string& bytes, std::chrono::millis
 // seconds until the server closed the connection (or all were sent and it
 // answered or closed), at most `at_most`.
 double drip(int port, const std::string& bytes, std::chrono::milliseconds every, std::chrono::seconds at_most) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const auto started = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
+  const int fd = connect_to(port);
+  if (fd < 0) return -1;
   for (size_t i = 0; seconds() < at_most.count(); ++i) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(every.count())) > 0) break;  // closed (or answered)
@@ -512,13 +516,8 @@ TEST_F(Serve, RequestSizeHeaderCountAndTimeAreLimited) {
   {
     std::vector<int> held;
     for (int i = 0; i < 140; ++i) {
-      const int fd = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_port = htons(static_cast<uint16_t>(port));
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-      held.push_back(fd);
+      held.push_back(connect_to(port));
+      ASSERT_GE(held.back(), 0);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     size_t closed = 0;
@@ -542,12 +541,8 @@ TEST_F(Serve, RequestSizeHeaderCountAndTimeAreLimited) {
   });
   // A body that comes in pieces after its head is passed on whole (a wrong sign-in: 403).
   {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const int fd = connect_to(port);
+    ASSERT_GE(fd, 0);
     const std::string head =
         "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         "Content-Length: 10\r\nConnection: close\r\n\r\n";
