@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "fault/fault_harness.h"
+#include "harness/store/store.h"
 #include "fault/pg_server.h"
 #include "harness/store/causes.h"
 #include "integration/db_queries.h"
@@ -153,7 +154,8 @@ TEST_F(FaultServer, NewerSchemaIsRefusedUntouched) {
   const Scratch s("newer");
   const Account account(admin_, shared_port(), "newer");
   ASSERT_EQ(twinbench(s.dir(), server_run(account.url(), 3)).code, 0);
-  testing::store_exec(account.url(), "UPDATE schema_version SET version = 99 WHERE version = 7");
+  testing::store_exec(account.url(), "UPDATE schema_version SET version = 99 WHERE version = " +
+                                         std::to_string(store::Store::code_schema_version()));
   for (const auto& args : std::vector<std::vector<std::string>>{
            server_run(account.url(), 3), {"runs", "--db", account.url()},
            {"report", "pair", "--db", account.url(), "--format", "json"}}) {
@@ -161,8 +163,9 @@ TEST_F(FaultServer, NewerSchemaIsRefusedUntouched) {
     SCOPED_TRACE(args[0]);
     EXPECT_EQ(r.code, 1) << r.err;
     expect_one_line(r, account.shown(account.role) +
-                           ": open: the store has schema version 99, but this twinbench knows schema versions up to "
-                           "7; refusing to open it \\(use a newer twinbench or another database\\)");
+                           ": open: the store has schema version 99, but this twinbench knows schema versions up to " +
+                           std::to_string(store::Store::code_schema_version()) +
+                           "; refusing to open it \\(use a newer twinbench or another database\\)");
   }
   EXPECT_EQ(query_int(account.url(), "SELECT max(version) FROM schema_version"), 99);
   EXPECT_EQ(query_int(account.url(), "SELECT COUNT(*) FROM runs"), 1);
@@ -220,7 +223,8 @@ TEST_P(Writers, SixteenConcurrentWritersGiveSixteenCompletedRuns) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT group_id) FROM runs"), kWriters);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps"), kWriters * kSteps);
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT run_id) FROM run_metrics"), kWriters);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM schema_version"), 7) << "the schema was created once";
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM schema_version"), store::Store::code_schema_version())
+      << "the schema was created once";
   testing::expect_store_sound(db);
 }
 

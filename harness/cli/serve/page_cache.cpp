@@ -110,7 +110,9 @@ PageCache::Answer PageCache::get(const std::string& key, const Compute& compute,
     });
     queued_.notify_one();
   }
-  done_.wait_for(lock, wait, [&] { return e->done; });
+  // No wait at all for 0: wait_for would let go of the lock, and a quick
+  // page could be done in that gap, which a client asking not to wait is not owed.
+  if (!e->done && wait.count() > 0) done_.wait_for(lock, wait, [&] { return e->done; });
   if (e->done) return e->answer;
   Answer computing;
   computing.status = 202;
