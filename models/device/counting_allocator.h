@@ -1,6 +1,7 @@
 // Exact tensor-memory accounting on the CPU: an allocator wrapper installed for
 // the whole process counts every byte LibTorch allocates for CPU tensors (live
-// and peak). The CPU runtime's memory statistics (models/device/cpu.cpp).
+// and peak), and caches freed large blocks by size as CUDA's caching allocator
+// does. The CPU runtime's memory statistics (models/device/cpu.cpp).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,13 @@ void install_counting_allocator();
 // CPU tensor bytes held now / the peak since the last reset.
 int64_t counted_live_bytes();
 int64_t counted_peak_bytes();
+// Freed blocks of 1 MiB or more are kept for the next request of the same size
+// (a step asks for the same sizes every step; a fresh block costs a page fault
+// per 4 KiB): what they hold now, the peak of tensors plus cache since the last
+// reset, and giving them back.
+int64_t cached_bytes();
+int64_t counted_reserved_peak_bytes();
+void release_cached_blocks();
 // The peak starts again from what is held now.
 void reset_counted_peak();
 

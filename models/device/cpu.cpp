@@ -41,11 +41,12 @@ class CpuRuntime final : public DeviceRuntime {
     MemoryStats m;
     m.allocated = counted_live_bytes();
     m.peak_allocated = counted_peak_bytes();
+    m.peak_reserved = counted_reserved_peak_bytes();
     m.capacity = host_memory_bytes();
     return m;
   }
   void reset_peak(const torch::Device& /*device*/) const override { reset_counted_peak(); }
-  void release_cached(const torch::Device& /*device*/) const override {}
+  void release_cached(const torch::Device& /*device*/) const override { release_cached_blocks(); }
   void begin_attribution(const torch::Device& /*device*/) const override { begin_counted_attribution(); }
   PeakSnapshot end_attribution(const torch::Device& /*device*/) const override { return end_counted_attribution(); }
   std::unique_ptr<KernelProfiler> kernel_profiler(const torch::Device& /*device*/) const override { return nullptr; }
