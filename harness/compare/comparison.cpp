@@ -1,6 +1,7 @@
 // Run-set comparisons (see comparison.h).
 #include "harness/compare/comparison.h"
 
+#include "harness/compare/duet_rounds.h"
 #include "harness/compare/loss_rule.h"
 #include "harness/compare/sequential.h"
 
@@ -59,6 +60,11 @@ struct Prepared {
   size_t pairs = 0;            // interleaved pairs (paired), else the smaller side's runs
   bool lockstep = false;       // paired, and every run a side of a lockstep duet
   bool timing_judged = true;   // same hardware and no oversubscribed run: times are judged
+  std::string hardware;        // its one fingerprint, where timing is judged
+  // Lockstep: each duet's estimate from its rounds (the step time's two levels),
+  // and the between-duet noise of the analysis's other duets it may borrow.
+  std::vector<stats::DuetEstimate> duets;
+  std::optional<stats::BetweenNoise> borrowed;
 };
 
 Prepared prepare(const ComparisonInput& in, const CompareOptions& o) {
@@ -87,7 +93,31 @@ Prepared prepare(const ComparisonInput& in, const CompareOptions& o) {
   describe_hardware(in.runs_a, fingerprints);
   describe_hardware(in.runs_b, fingerprints);
   p.timing_judged = !starved && fingerprints.size() <= 1;
+  if (fingerprints.size() == 1) p.hardware = *fingerprints.begin();
+  if (p.lockstep) p.duets = duet_estimates(in.runs_a, in.runs_b);
   return p;
+}
+
+// Each lockstep comparison's borrowed noise: the between-duet noise of the
+// analysis's lockstep comparisons on the same hardware, its own among them
+// (docs/verdicts.md §2).
+void borrow_between(std::vector<Prepared>& prepared) {
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    Prepared& p = prepared[i];
+    if (!p.lockstep || !p.timing_judged || p.duets.empty()) continue;
+    std::vector<std::vector<stats::DuetEstimate>> others;
+    std::set<std::string> cases;
+    for (size_t j = 0; j < prepared.size(); ++j) {
+      const Prepared& q = prepared[j];
+      if (!q.lockstep || !q.timing_judged || q.hardware != p.hardware || q.duets.size() < 2) continue;
+      others.push_back(q.duets);
+      cases.insert(q.input->case_name);
+    }
+    stats::BetweenNoise pool = stats::pool_between(others);
+    if (!pool.known()) continue;
+    pool.source = pooled_from(cases.size(), pool.duets, "of these runs");
+    p.borrowed = pool;
+  }
 }
 
 JudgeOptions judge_options(const Prepared& p, double alpha, const CompareOptions& o) {
@@ -99,6 +129,14 @@ JudgeOptions judge_options(const Prepared& p, double alpha, const CompareOptions
   return judge;
 }
 
+// The primary test's options: a lockstep comparison's step time by its duets' rounds.
+JudgeOptions primary_options(const Prepared& p, double alpha, const CompareOptions& o) {
+  JudgeOptions judge = judge_options(p, alpha, o);
+  judge.duets = p.duets;
+  judge.borrowed = p.borrowed;
+  return judge;
+}
+
 // Timing test `spec` of a comparison judged at per-test alpha `alpha`; nullopt
 // when the test cannot be made (a side not completed, other hardware, an
 // oversubscribed run, fewer than two runs or pairs): such a test is no member
@@ -107,7 +145,8 @@ std::optional<stats::RatioEstimate> timing_test(const Prepared& p, const metrics
                                                 const CompareOptions& o) {
   if (!p.timing_judged) return std::nullopt;
   const MetricComparison m =
-      compare(spec, side_of(p.input->runs_a, spec), side_of(p.input->runs_b, spec), judge_options(p, alpha, o));
+      compare(spec, side_of(p.input->runs_a, spec), side_of(p.input->runs_b, spec),
+              role_of(spec) == Role::kPrimary ? primary_options(p, alpha, o) : judge_options(p, alpha, o));
   const bool judged = m.verdict == Verdict::kRegressed || m.verdict == Verdict::kImproved ||
                       m.verdict == Verdict::kNoChange || m.verdict == Verdict::kInconclusive;
   if (!judged || !m.estimate || !m.estimate->interval) return std::nullopt;
@@ -140,7 +179,7 @@ Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& 
   if (c.paired) c.pairs = p.pairs;
   c.pairing = !c.paired ? Pairing::kUnpaired : p.lockstep ? Pairing::kLockstep : Pairing::kRuns;
   c.sequential_looks = p.schedule.sequential() ? p.schedule.looks() : 0;
-  const JudgeOptions primary = judge_options(p, levels.primary, o), secondary = judge_options(p, levels.secondary, o);
+  const JudgeOptions primary = primary_options(p, levels.primary, o), secondary = judge_options(p, levels.secondary, o);
   c.confidence = primary.confidence;
   c.secondary_confidence = secondary.confidence;
   const std::string schedule = p.schedule.describe();
@@ -231,6 +270,7 @@ Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& 
 std::vector<Comparison> compare_family(const std::vector<ComparisonInput>& inputs, const CompareOptions& o) {
   std::vector<Prepared> prepared;
   for (const auto& in : inputs) prepared.push_back(prepare(in, o));
+  borrow_between(prepared);
   // The timing tests that can be made, by role: each comparison's step time, and its other times.
   std::vector<std::pair<size_t, metrics::Metric>> primary, secondary;
   for (size_t i = 0; i < prepared.size(); ++i)

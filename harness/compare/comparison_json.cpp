@@ -5,6 +5,19 @@
 
 namespace twinbench::compare {
 
+namespace {
+
+nlohmann::json noise_json(const stats::RatioEstimate& e) {
+  switch (e.noise) {
+    case stats::NoiseSource::kReplicates: return "own";
+    case stats::NoiseSource::kBorrowed: return "borrowed";
+    case stats::NoiseSource::kNone: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const Comparison& c) {
   nlohmann::ordered_json j;
   j["case"] = c.case_name;
@@ -38,6 +51,12 @@ nlohmann::ordered_json to_json(const Comparison& c) {
                        {"detectable", m.estimate && m.estimate->interval ? opt(m.estimate->interval->detectable) : nlohmann::json(nullptr)},
                        {"runs_a", m.estimate ? nlohmann::json(m.estimate->n_a) : nlohmann::json(nullptr)},
                        {"runs_b", m.estimate ? nlohmann::json(m.estimate->n_b) : nlohmann::json(nullptr)},
+                       // Where the interval's noise came from (docs/verdicts.md §2): "own" (its replicates'
+                       // spread), "borrowed" (between-duet noise of `noise_from`, its rounds' own), or null.
+                       {"noise", m.estimate ? noise_json(*m.estimate) : nlohmann::json(nullptr)},
+                       {"noise_from", m.estimate && !m.estimate->noise_from.empty() && m.estimate->noise == stats::NoiseSource::kBorrowed
+                                          ? nlohmann::json(m.estimate->noise_from) : nlohmann::json(nullptr)},
+                       {"rounds", m.estimate && m.estimate->rounds > 0 ? nlohmann::json(m.estimate->rounds) : nlohmann::json(nullptr)},
                        {"tolerance", opt(m.tolerance)},
                        {"tolerance_source", m.tolerance_source},
                        {"verdict", to_string(m.verdict)},

@@ -189,13 +189,27 @@ size_t SequentialTest::next_planned(size_t pairs) const {
 }
 
 Look SequentialTest::look(const std::vector<stats::RunPair>& pairs, double alpha) const {
+  return look_at(pairs.size(), alpha, [&](double confidence) { return stats::estimate_paired(pairs, confidence); });
+}
+
+Look SequentialTest::look(const std::vector<stats::DuetEstimate>& duets,
+                          const std::optional<stats::BetweenNoise>& borrowed, double alpha) const {
+  return look_at(duets.size(), alpha, [&](double confidence) {
+    stats::RatioEstimate e = stats::estimate_duets(duets, borrowed, confidence);
+    e.duets = true;
+    return e;
+  });
+}
+
+template <typename Estimate>
+Look SequentialTest::look_at(size_t n, double alpha, Estimate estimate) const {
   Look l;
-  l.pairs = pairs.size();
+  l.pairs = n;
   l.alpha = alpha;
   const double threshold = timing_threshold(metric_);
   const bool higher_is_better = metric_.direction == metrics::Direction::kHigherIsBetter;
-  l.confidence = schedule_.confidence(pairs.size(), alpha);
-  l.estimate = stats::estimate_paired(pairs, l.confidence);
+  l.confidence = schedule_.confidence(n, alpha);
+  l.estimate = estimate(l.confidence);
   l.outcome = stats::decide(l.estimate, threshold, higher_is_better);
   if (l.decisive() || !(threshold > 0)) return l;
   // What would decide it: the first planned look whose level the change and
@@ -203,11 +217,11 @@ Look SequentialTest::look(const std::vector<stats::RunPair>& pairs, double alpha
   l.pairs_to_decide = size_t{0};
   if (l.estimate.interval) {
     bool found = false;
-    for (size_t n : plan().looks) {
-      if (n <= pairs.size()) continue;
-      const auto decides = stats::decides_with(l.estimate, threshold, n, schedule_.confidence(n, alpha));
+    for (size_t at : plan().looks) {
+      if (at <= n) continue;
+      const auto decides = stats::decides_with(l.estimate, threshold, at, schedule_.confidence(at, alpha));
       if (decides && *decides) {
-        l.pairs_to_decide = n;
+        l.pairs_to_decide = at;
         found = true;
         break;
       }
@@ -218,14 +232,14 @@ Look SequentialTest::look(const std::vector<stats::RunPair>& pairs, double alpha
     }
   }
   if (std::min(l.estimate.n_a, l.estimate.n_b) >= stats::kFutilityFloor && l.estimate.interval &&
-      pairs.size() < max_pairs()) {
+      n < max_pairs()) {
     // Optimistic about the noise: a standard deviation from 3 to 5 degrees of
     // freedom is off by half too often to give up on its word.
     stats::RatioEstimate hopeful = l.estimate;
     hopeful.log_sd *= optimistic_sd_factor(l.estimate.df);
     double best = 0;
-    for (size_t n : plan().looks)
-      if (n > pairs.size()) best = std::max(best, chance_decisive(hopeful, n, schedule_.confidence(n, alpha), threshold));
+    for (size_t at : plan().looks)
+      if (at > n) best = std::max(best, chance_decisive(hopeful, at, schedule_.confidence(at, alpha), threshold));
     l.futile = best < kFutileChance;
   }
   return l;

@@ -21,6 +21,7 @@
 
 #include "harness/compare/run_view.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/stats/duets.h"
 #include "harness/stats/interval.h"
 #include "harness/stats/sequential.h"
 
@@ -147,8 +148,13 @@ class SequentialTest {
   // The plan's first look count above `pairs` (max_pairs() when none).
   size_t next_planned(size_t pairs) const;
 
-  // The look at `pairs` (every pair so far, in order) at the test's `alpha`.
+  // The look at `pairs` (every pair so far, in order) at the test's `alpha`:
+  // run-level pairs, one value a pair.
   Look look(const std::vector<stats::RunPair>& pairs, double alpha) const;
+  // The look at lockstep `duets` (every duet so far, each its rounds' estimate:
+  // stats/duets.h), borrowing `borrowed` between-duet noise where it fits.
+  Look look(const std::vector<stats::DuetEstimate>& duets, const std::optional<stats::BetweenNoise>& borrowed,
+            double alpha) const;
 
   // Bookkeeping of `ab`'s rounds: after `pairs` pairs that took `elapsed_s`
   // seconds in all, whether to look now — a planned pair count, or one more
@@ -160,6 +166,10 @@ class SequentialTest {
   Stop after_look(const Look& look);
 
  private:
+  // A look at `n` replicates whose estimate `estimate` makes at a confidence.
+  template <typename Estimate>
+  Look look_at(size_t n, double alpha, Estimate estimate) const;
+
   LookSchedule schedule_;
   metrics::Metric metric_;
   double budget_s_;

@@ -142,8 +142,10 @@ void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate
   const auto pairs = o.paired ? pairs_of(baseline, candidate) : std::vector<stats::RunPair>{};
   // One pair is paired too: its ratio, no interval, and the note counts it as what it is (1 duet, 1 pair).
   const bool paired = o.paired && !pairs.empty();
-  c.estimate = paired ? stats::estimate_paired(pairs, o.confidence)
-                      : stats::estimate_unpaired(baseline.runs, candidate.runs, o.confidence);
+  const bool rounds = paired && o.lockstep && !o.duets.empty();  // lockstep duets: the two levels
+  c.estimate = rounds   ? stats::estimate_duets(o.duets, o.borrowed, o.confidence)
+               : paired ? stats::estimate_paired(pairs, o.confidence)
+                        : stats::estimate_unpaired(baseline.runs, candidate.runs, o.confidence);
   c.estimate->duets = paired && o.lockstep;
   const stats::RatioEstimate& e = *c.estimate;
   c.change = stats::format_change(e);
@@ -155,18 +157,20 @@ void judge_time(MetricComparison& c, const Side& baseline, const Side& candidate
                              : o.lockstep ? fmt::format("{} lockstep {}", e.n_a, stats::replicates(e, e.n_a))
                                           : fmt::format("{} interleaved pairs of runs", e.n_a);
   const std::string level = stats::format_level(e.confidence);
+  const std::string noise = stats::noise_words(e);
+  const std::string with_noise = noise.empty() ? design : design + "; " + noise;
   switch (c.verdict) {
     case Verdict::kRegressed:
     case Verdict::kImproved:
       c.explanation = fmt::format("{} ({} interval over {}) excludes no change and is beyond {}", c.change, level,
-                                  design, describe_threshold(c.spec));
+                                  with_noise, describe_threshold(c.spec));
       break;
     case Verdict::kNoChange:
-      c.explanation = fmt::format("{} ({} interval over {}) lies within ±{}", c.change, level, design,
+      c.explanation = fmt::format("{} ({} interval over {}) lies within ±{}", c.change, level, with_noise,
                                   describe_threshold(c.spec));
       break;
     default: {
-      c.explanation = fmt::format("{} over {}: {}", c.change, design, inconclusive_reason(e, o.target_change));
+      c.explanation = fmt::format("{} over {}: {}", c.change, with_noise, inconclusive_reason(e, o.target_change));
       // How many more runs would settle this one, at the change and noise measured.
       if (threshold > 0)
         if (const std::string more = stats::decide_note(e, threshold); !more.empty()) c.explanation += "; " + more;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/metrics/catalogue.h"
+#include "harness/stats/duets.h"
 #include "harness/stats/interval.h"
 
 namespace twinbench::compare {
@@ -60,6 +61,12 @@ struct JudgeOptions {
   bool paired = false;       // pair runs by repeat index (the sides ran interleaved)
   bool lockstep = false;     // those pairs are lockstep duets (wording: "duets")
   double target_change = 0.05;  // what an inconclusive verdict says more runs would buy
+  // The step time of lockstep duets (docs/verdicts.md §2): each duet's estimate
+  // from its rounds (duet_rounds.h), in place of the runs' medians, and the
+  // between-duet noise it may borrow. Empty: one value per run, as for any
+  // other timing metric.
+  std::vector<stats::DuetEstimate> duets;
+  std::optional<stats::BetweenNoise> borrowed;
 };
 
 // Judges one metric (any judge but kRate; see share_verdict).

@@ -49,6 +49,14 @@ std::vector<double> steady_step_times(const std::vector<StepRecord>& steps) {
   return times;
 }
 
+std::map<int64_t, double> steady_steps_by_index(const std::vector<StepRecord>& steps) {
+  const auto flags = stall_flags(steps);
+  std::map<int64_t, double> out;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (is_steady(steps[i]) && !flags[i] && std::isfinite(steps[i].seconds)) out[steps[i].step] = steps[i].seconds;
+  return out;
+}
+
 StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps) {
   const auto times = steady_step_times(steps);
   StepTimeStats st;

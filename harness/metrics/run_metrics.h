@@ -34,6 +34,8 @@ int64_t mark_stalls(std::vector<StepRecord>& steps);
 // Step times of the steady-state steps: is_steady (base/records.h), a finite
 // time, and not a stall by the rule above.
 std::vector<double> steady_step_times(const std::vector<StepRecord>& steps);
+// The same steps by their step index: a lockstep duet's rounds pair its sides' steps of one index.
+std::map<int64_t, double> steady_steps_by_index(const std::vector<StepRecord>& steps);
 StepTimeStats steady_step_stats(const std::vector<StepRecord>& steps);
 
 struct RunMetrics {

@@ -111,6 +111,7 @@ RatioEstimate estimate_paired(const std::vector<RunPair>& pairs, double confiden
   e.ratio = std::exp(m);
   e.log_sd = sd;
   e.df = n - 1;
+  e.noise = NoiseSource::kReplicates;
   const double half = student_t_quantile((1 + confidence) / 2, e.df) * sd / std::sqrt(n);
   e.interval = interval_from_log(m, half);
   return e;
@@ -147,6 +148,7 @@ RatioEstimate estimate_unpaired(const std::vector<double>& a, const std::vector<
   e.df = denom > 0 ? (va + vb) * (va + vb) / denom : na + nb - 2;
   const double half = student_t_quantile((1 + confidence) / 2, e.df) * se;
   e.interval = interval_from_log(mb - ma, half);
+  e.noise = NoiseSource::kReplicates;
   return e;
 }
 
@@ -196,6 +198,7 @@ RatioEstimate estimate_paired_bootstrap(const std::vector<RunPair>& pairs, doubl
   const double lo = bound((1 - confidence) / 2), hi = bound((1 + confidence) / 2);
   e.ratio = std::exp(theta);
   e.interval = RatioInterval{std::exp(lo), std::exp(hi), std::expm1((hi - lo) / 2)};
+  e.noise = NoiseSource::kReplicates;
   return e;
 }
 
@@ -321,6 +324,19 @@ double per_test_confidence(double family_confidence, size_t tests, size_t looks)
 std::string replicates(const RatioEstimate& e, size_t n) {
   if (!e.paired) return n == 1 ? "run a side" : "runs a side";
   return fmt::format("{}{}", e.duets ? "duet" : "pair", n == 1 ? "" : "s");
+}
+
+std::string noise_words(const RatioEstimate& e) {
+  const size_t n = std::min(e.n_a, e.n_b);
+  switch (e.noise) {
+    case NoiseSource::kNone: return "";
+    case NoiseSource::kReplicates:
+      return fmt::format("noise: its own {} {}{}", n, replicates(e, n),
+                         e.noise_note.empty() ? "" : fmt::format(" ({})", e.noise_note));
+    case NoiseSource::kBorrowed:
+      return fmt::format("noise: between duets from {}, within from its own {} rounds", e.noise_from, e.rounds);
+  }
+  return "";
 }
 
 bool unbounded(const RatioEstimate& e) {

@@ -59,6 +59,13 @@ struct RatioInterval {
   double detectable = kNaN;
 };
 
+// Where an interval's noise came from (duets.h: rounds within duets).
+enum class NoiseSource {
+  kNone,        // no interval
+  kReplicates,  // the spread of its own replicates (duets, pairs of runs, runs): t with n - 1 df
+  kBorrowed,    // between-duet noise from elsewhere (noise_from), within-duet noise from its own rounds
+};
+
 struct RatioEstimate {
   size_t n_a = 0, n_b = 0;  // usable runs per side; paired: usable pairs (n_a == n_b)
   bool paired = false;
@@ -77,6 +84,12 @@ struct RatioEstimate {
   double df = kNaN;  // degrees of freedom of the t quantile (n - 1, or Welch-Satterthwaite)
   // The pairs are lockstep duets (docs/verdicts.md §1): words only ("duets", not "pairs").
   bool duets = false;
+  // Where the interval's noise came from; with kBorrowed, from what ("3 other
+  // cases of this matrix (9 duets)"). noise_note: why borrowing was not used
+  // where it was offered ("its 3 duets spread more than ... says").
+  NoiseSource noise = NoiseSource::kNone;
+  std::string noise_from, noise_note;
+  size_t rounds = 0;  // lockstep rounds in all, where the estimate is of duets' rounds (duets.h); else 0
 };
 
 // A usable run value is finite and > 0 (the comparison works on logarithms);
@@ -188,6 +201,10 @@ bool unbounded(const RatioEstimate& e);
 std::string format_level(double confidence);
 // "pair"/"pairs", "duet"/"duets", or "run a side"/"runs a side" (unpaired), for n replicates.
 std::string replicates(const RatioEstimate& e, size_t n);
+// Where an interval's noise came from, for people: "noise: its own 4 duets",
+// "noise: between duets from 3 cases of this matrix (9 duets), within
+// from its own 58 rounds", "" without an interval.
+std::string noise_words(const RatioEstimate& e);
 // For an inconclusive verdict: "could detect >= 14%; about 12 more runs per
 // side for 5%" (the second part left out when no interval or already enough
 // runs).

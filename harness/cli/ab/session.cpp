@@ -21,6 +21,7 @@
 #include "harness/store/merge.h"
 #include "harness/store/push.h"
 #include "harness/store/store.h"
+#include "harness/compare/duet_rounds.h"
 #include "harness/compare/session_analysis.h"
 #include "harness/stats/interval.h"
 #include "harness/stats/sequential.h"
@@ -37,6 +38,20 @@ struct SideRun {
   std::optional<double> median_step_s, final_loss;
   std::optional<double> look_value;  // of the metric the sequential looks judge
 };
+
+// One lockstep round's duet from the two sides' own stores (compare/duet_rounds.h):
+// its rounds' estimate, or none when a side's steps cannot be read.
+std::optional<stats::DuetEstimate> duet_of(const TempDir& scratch, const std::string& run_a, const std::string& run_b) {
+  try {
+    compare::RunView a, b;
+    a.steps = store::Store(scratch.file("A.db")).steps(run_a);
+    b.steps = store::Store(scratch.file("B.db")).steps(run_b);
+    if (a.steps.empty() || b.steps.empty()) return std::nullopt;
+    return compare::duet_estimate(a, b);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
 
 // A metric `run --json` does not print (first_step_s), from the side's own store.
 std::optional<double> stored_metric(const std::string& db, const std::string& run_id, const std::string& metric) {
@@ -387,6 +402,10 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
   const size_t max_rounds = looks.max_pairs();
   std::mt19937_64 order(o.seed != 0 ? o.seed : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::vector<stats::RunPair> pairs;  // per-round median step times, for the looks
+  // Lockstep rounds of the step time: each duet's estimate from its rounds (the
+  // two levels of stats/duets.h), what the session's analysis judges too.
+  std::vector<stats::DuetEstimate> duets;
+  bool by_rounds = o.look_metric == compare::kPrimaryTest;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   try {
@@ -430,11 +449,17 @@ AbResult run_ab(const AbOptions& o, std::ostream& log) {
       }
       res.rounds.push_back(round);
       pairs.push_back(pair);
+      if (by_rounds && res.pairing == Pairing::kLockstep) {
+        const auto duet = duet_of(scratch, round.run_a, round.run_b);
+        if (duet) duets.push_back(*duet);
+        by_rounds = duet.has_value();  // a side's steps unread: the runs' medians, as for run-level pairs
+      }
       // The threshold the session's analysis will judge with: the case's as its runs stored it.
       if (i == 0) looks = compare::SequentialTest(res.plan, stored_look_metric(o, scratch, round.run_b), o.budget_s);
       // Out of budget before the next round (which costs about what the last ones did): one last look.
       if (!sequential || !looks.look_now(pairs.size(), elapsed())) continue;
-      compare::Look look = looks.look(pairs, o.alpha);
+      compare::Look look = by_rounds && res.pairing == Pairing::kLockstep ? looks.look(duets, std::nullopt, o.alpha)
+                                                                          : looks.look(pairs, o.alpha);
       look.estimate.duets = res.pairing == Pairing::kLockstep;
       const auto stop = looks.after_look(look);
       log << fmt::format("ab: look {}/{} after {} rounds: {} {} at {} -> {}\n", looks.looks_taken(),
