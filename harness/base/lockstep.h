@@ -8,8 +8,18 @@
 // The wire, one byte each way (a stream socket pair; the side's end is
 // inherited as `run --lockstep-fd N`):
 //   side -> conductor   'r'  ready: waiting for the turn to run its next step
+//                       't' and 8 bytes (a double's bits, big-endian): ready,
+//                            and my last step took this many seconds (a side
+//                            started with `run --lockstep-times`: what the
+//                            adaptive matrix chooses a duet's rounds from)
 //                       'f'  finished: no more steps; waiting to be released
 //   conductor -> side   'g'  go: run one step (after 'f': go on and finish)
+//                       'x' and 4 bytes (E, big-endian): go, and run E more
+//                            steps after the ones planned (a duet extended
+//                            while its sides are resident: the adaptive
+//                            matrix's rounds, docs/verdicts.md §11). Sent only
+//                            by a conductor told to extend, which only the
+//                            matrix is, to sides of its own binary.
 // The conductor closing its end means "stop": a side waiting for its turn
 // stops (its run ends interrupted, the steps so far stored), a side that
 // finished goes on. A side that dies closes its end: the conductor sees it at
@@ -20,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,7 +42,9 @@ namespace twinbench::lockstep {
 // The end a trained process holds (the trainer's StepGate wraps it).
 class Turns {
  public:
-  explicit Turns(int fd);  // takes ownership of the descriptor
+  // Takes ownership of the descriptor; with `report_times`, each ready after
+  // a step says how long the step took ('t').
+  explicit Turns(int fd, bool report_times = false);
   ~Turns();
   Turns(const Turns&) = delete;
   Turns& operator=(const Turns&) = delete;
@@ -39,7 +52,11 @@ class Turns {
   // Before a step: says "ready" and waits for the turn. True: run the step.
   // False: stop — the conductor closed the duet (a partner failed, or a stop
   // was requested of it) or a stop was requested of this process.
-  bool await_turn();
+  // `extra_steps`, when given, is set to the steps the turn added after the
+  // planned ones ('x'), 0 for a plain go.
+  // `last_step_s`: the step just run (NaN before the first), reported when
+  // asked to report times.
+  bool await_turn(int64_t* extra_steps = nullptr, double last_step_s = std::numeric_limits<double>::quiet_NaN());
   // After the last step: says "finished" and waits to be released, so that
   // what the side does afterwards (its metrics, an export) overlaps no other
   // side's timed step. Returns at once when the conductor is gone.
@@ -47,10 +64,19 @@ class Turns {
 
  private:
   int fd_;
+  bool report_times_ = false;
   bool closed_ = false;
 };
 
 // ---------------------------------------------------------------- the conductor
+
+// What a duet has shown when it may be extended.
+struct RoundsSoFar {
+  std::vector<std::vector<double>> turn_s;  // per side, per round: its turn (go to its next message), seconds
+  std::vector<std::vector<double>> step_s;  // per side, per round: the step's own time as it reported it ('t'), else NaN
+  double start_s = 0;                       // until every side was ready for its first step
+  double seconds = 0;                       // since the conductor began
+};
 
 struct ConductorOptions {
   // A side must be ready for its first step within this (it loads LibTorch,
@@ -64,6 +90,12 @@ struct ConductorOptions {
   std::function<bool()> should_stop;
   // Called after each complete round with the rounds so far (progress lines).
   std::function<void(int64_t)> on_round;
+  // Extending the duet: the steps every side plans to run (all alike) and a
+  // call, made before the round that would begin the sides' last planned step,
+  // that may add rounds (0: end as planned). Made again before each new last
+  // round. Unset: never extended.
+  int64_t planned_steps = 0;
+  std::function<int64_t(const RoundsSoFar&)> extend;
 };
 
 enum class SideEnd {
@@ -84,6 +116,8 @@ struct SideReport {
 struct Conducted {
   std::vector<SideReport> sides;  // in the order of the descriptors
   int64_t rounds = 0;             // rounds in which every running side took its turn
+  int64_t extended = 0;           // steps the duet added to each side's planned ones
+  double start_s = 0;             // until every side was ready for its first step
   bool interrupted = false;       // should_stop ended it
   // The side that ended the duet (-1: none did) and how ("ended without
   // finishing its steps", "hung: no message for 12.0 s after its turn began ...").

@@ -121,6 +121,9 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--lockstep-fd", o.run.lockstep_fd, "(duet internal) this run is a duet's side: its end of the duet")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--lockstep-times", o.run.lockstep_times,
+                "(duet internal) a duet's side reports each step's time to its duet (the adaptive matrix chooses "
+                "a duet's rounds from them)");
   cmd->add_option("--run-id", o.run.adopted_run_id, "(launcher internal) the stored run rank 0 fills in");
   cmd->add_option("--repeat-index", o.run.repeat_index, "(launcher internal) the repeat number to record");
 }

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <csignal>
 #include <fstream>
 #include <mutex>
@@ -93,6 +95,103 @@ TEST(Lockstep, OneStepAtATimeInARandomOrderPerRound) {
     EXPECT_EQ(c.sides[i].end, SideEnd::kFinished);
     EXPECT_EQ(c.sides[i].steps, kSteps);
   }
+}
+
+// The adaptive matrix's rounds: before the round that would begin the sides'
+// last planned step, the conductor asks how many to add ('x'); each side then
+// runs that many more, and is asked again before its new last one. Sides that
+// report their steps' times ('t') have them in what the call sees.
+TEST(Lockstep, ADuetIsExtendedBeforeItsLastPlannedRoundAndSeesTheStepsTimes) {
+  constexpr int kPlanned = 4;
+  std::vector<int> ends;
+  std::vector<int> steps_run(2, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    const Pair p = make_pair_of_ends();
+    ends.push_back(p.conductor);
+    threads.emplace_back([&, i, fd = p.side] {
+      Turns t(fd, /*report_times=*/true);
+      int64_t steps = kPlanned;
+      double last = std::numeric_limits<double>::quiet_NaN();
+      for (int64_t s = 0; s < steps; ++s) {
+        int64_t added = 0;
+        if (!t.await_turn(&added, last)) return;
+        steps += added;
+        std::this_thread::sleep_for(1ms);
+        last = 0.25 * (i + 1) + 0.001 * static_cast<double>(s);  // what the side says its step took
+        ++steps_run[i];
+      }
+      t.finish();
+    });
+  }
+  std::vector<size_t> asked_at;  // rounds so far at each call
+  std::vector<std::vector<double>> seen_steps;
+  ConductorOptions o;
+  o.planned_steps = kPlanned;
+  o.extend = [&](const RoundsSoFar& so_far) -> int64_t {
+    asked_at.push_back(so_far.turn_s.front().size());
+    seen_steps = so_far.step_s;
+    EXPECT_GT(so_far.seconds, 0);
+    return asked_at.size() == 1 ? 3 : 0;  // three more the first time, none after
+  };
+  std::mt19937_64 order(3);
+  const Conducted c = conduct(ends, order, o);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(c.extended, 3);
+  EXPECT_EQ(c.rounds, kPlanned + 3);
+  EXPECT_EQ(steps_run[0], kPlanned + 3);
+  EXPECT_EQ(steps_run[1], kPlanned + 3);
+  EXPECT_EQ(asked_at, (std::vector<size_t>{kPlanned - 1, kPlanned + 2}));
+  ASSERT_EQ(seen_steps.size(), 2u);
+  ASSERT_EQ(seen_steps[1].size(), static_cast<size_t>(kPlanned + 2));
+  EXPECT_DOUBLE_EQ(seen_steps[1][0], 0.5);    // side 1's first step, reported with its next ready
+  EXPECT_DOUBLE_EQ(seen_steps[0][5], 0.255);  // side 0's sixth
+  for (const auto& side : c.sides) EXPECT_EQ(side.end, SideEnd::kFinished);
+}
+
+// A side that does not report times (an older build, or `run` without
+// --lockstep-times) says plain 'r': the call sees NaN for its steps.
+TEST(Lockstep, ASideThatReportsNoTimesLeavesThemUnknown) {
+  const Pair a = make_pair_of_ends();
+  std::thread ta([fd = a.side] {
+    Turns t(fd);
+    for (int s = 0; s < 3; ++s) t.await_turn(nullptr, 0.1);
+    t.finish();
+  });
+  bool asked = false;
+  ConductorOptions o;
+  o.planned_steps = 3;
+  o.extend = [&](const RoundsSoFar& so_far) -> int64_t {
+    asked = true;
+    EXPECT_EQ(so_far.step_s.front().size(), 2u);
+    EXPECT_TRUE(std::isnan(so_far.step_s.front()[1]));
+    return 0;
+  };
+  std::mt19937_64 order(1);
+  const Conducted c = conduct({a.conductor}, order, o);
+  ta.join();
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(c.rounds, 3);
+  EXPECT_EQ(c.extended, 0);
+}
+
+// A side that dies in the middle of a timed ready ('t' and fewer than its 8
+// bytes) is gone, and the conductor says so; it never reads a half message as a time.
+TEST(Lockstep, ATruncatedTimedReadyIsASideGone) {
+  const Pair a = make_pair_of_ends();
+  std::thread ta([fd = a.side] {
+    char c = 0;
+    send(fd, "r", 1, MSG_NOSIGNAL);      // ready for its first step
+    (void)!read(fd, &c, 1);              // the go
+    send(fd, "t\x3f\xb9", 3, MSG_NOSIGNAL);  // a time cut short
+    close(fd);
+  });
+  std::mt19937_64 order(1);
+  const Conducted c = conduct({a.conductor}, order, {});
+  ta.join();
+  EXPECT_EQ(c.failed_side, 0);
+  EXPECT_EQ(c.sides[0].end, SideEnd::kGone);
+  EXPECT_EQ(c.failure, "ended in the middle of a message");
 }
 
 TEST(Lockstep, ASideThatDiesEndsTheDuetAndStopsTheOthers) {

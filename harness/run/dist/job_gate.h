@@ -13,6 +13,7 @@ namespace twinbench::dist {
 
 // `fd`: the duet's end (`run --lockstep-fd`); read by rank 0 only (the other
 // ranks of a job never hold it). `world`: the job, or nullptr for one process.
-std::unique_ptr<StepGate> make_job_gate(int fd, World* world);
+// `report_times`: rank 0 reports each step's time (lockstep::Turns).
+std::unique_ptr<StepGate> make_job_gate(int fd, World* world, bool report_times = false);
 
 }  // namespace twinbench::dist

@@ -184,7 +184,7 @@ RunOutcome InProcessExecutor::train_here(const RunConfig& config, const store::R
     if (dp) hooks.sync = dp.get();
     // A duet's side (docs/verdicts.md §1): every step waits for its turn.
     std::unique_ptr<StepGate> gate;
-    if (o.lockstep_fd >= 0) gate = dist::make_job_gate(o.lockstep_fd, world);
+    if (o.lockstep_fd >= 0) gate = dist::make_job_gate(o.lockstep_fd, world, o.lockstep_times);
     hooks.gate = gate.get();
     const TrainResult result = train(trained, config, *data, hooks);
     if (o.profile) {

@@ -52,8 +52,10 @@ struct InvocationOptions {
   bool lockstep = true;
   double step_timeout_s = 300;
   // A duet's side (`--lockstep-fd N`, given by the duet that starts it): its
-  // end of the duet, which each step waits on; -1: not a side.
+  // end of the duet, which each step waits on; -1: not a side. With
+  // lockstep_times (`--lockstep-times`) it reports each step's time.
   int lockstep_fd = -1;
+  bool lockstep_times = false;
 };
 
 struct Invocation {

@@ -68,6 +68,7 @@ RunOutcome LaunchedExecutor::execute(const RunRequest& request, const RunnerOpti
   // A duet's side: every rank waits for the turn, rank 0 alone holds the duet's end.
   if (o.lockstep_fd >= 0) {
     args.insert(args.end(), {"--lockstep-fd", std::to_string(o.lockstep_fd)});
+    if (o.lockstep_times) args.push_back("--lockstep-times");
     launch.rank0_fd = o.lockstep_fd;
   }
   const dist::LaunchResult launched = dist::launch(args, launch);

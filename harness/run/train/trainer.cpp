@@ -87,12 +87,16 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
   StepSync* sync = hooks.sync;
   // The step's time with the device synchronised at its boundary (device runtime).
   const auto clock = device::runtime_for(device).step_timer(device);
-  for (int64_t step = position.next_step; step < t.steps; ++step) {
-    if (hooks.gate && !hooks.gate->await_turn()) {  // waiting for the turn is no part of the step
+  int64_t steps = t.steps;  // its duet may add to them
+  for (int64_t step = position.next_step; step < steps; ++step) {
+    int64_t added = 0;
+    const double last_step_s = result.steps.empty() ? std::numeric_limits<double>::quiet_NaN() : result.steps.back().seconds;
+    if (hooks.gate && !hooks.gate->await_turn(added, last_step_s)) {  // waiting for the turn is no part of the step
       result.status = RunStatus::interrupted;
       result.reason = fmt::format("stopped by its duet before step {} (a partner ended or a stop was requested)", step);
       break;
     }
+    steps += added;
     clock->start();
     const double cpu_start = process_cpu_seconds();
     optimizer->set_lr_scale(learning_rate(t, step) / t.lr);
@@ -150,7 +154,7 @@ TrainResult train(Variant& variant, const RunConfig& c, BatchSource& data, const
     record.cpu_seconds = process_cpu_seconds() - cpu_start;
     record.tokens = t.batch * t.seq_len * t.grad_accum;
     record.warmup = step < warmup;
-    const bool last = step + 1 == t.steps;
+    const bool last = step + 1 == steps;
     bool stop = !last && hooks.should_stop && hooks.should_stop();
     if (sync) {
       const StepAgreement agreed = sync->agree(record.seconds, record.comm_seconds, stop);

@@ -54,7 +54,12 @@ class StepSync {
 class StepGate {
  public:
   virtual ~StepGate() = default;
-  virtual bool await_turn() = 0;  // false: stop before this step (the run ends interrupted)
+  // False: stop before this step (the run ends interrupted). `extra_steps` is
+  // set to the steps the duet added after the planned ones with this turn (0
+  // for most turns; the adaptive matrix's extended duets, docs/verdicts.md §11).
+  // `last_step_s`: the step just run (NaN before the first), which a side
+  // reports when its duet asks (`run --lockstep-times`).
+  virtual bool await_turn(int64_t& extra_steps, double last_step_s) = 0;
   virtual void finish() = 0;      // after the last step, before the run's own bookkeeping
 };
 
@@ -67,7 +72,9 @@ struct TrainHooks {
 };
 
 // Trains `variant` for config.train.steps steps (continuing from train.resume_from
-// when set). Ends early as `diverged` on a non-finite loss or gradient norm, and
+// when set), or more when its duet extends it (hooks.gate): the added steps
+// train at the schedule's last rate (learning_rate past train.steps), and the
+// last step run is the one evaluated. Ends early as `diverged` on a non-finite loss or gradient norm, and
 // as `interrupted` when hooks.should_stop() says so; the last step is recorded.
 TrainResult train(Variant& variant, const RunConfig& config, BatchSource& data, const TrainHooks& hooks = {});
 
