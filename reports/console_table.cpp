@@ -107,12 +107,15 @@ std::string adaptive_summary(const compare::AdaptiveSummary& summary) {
                                 decisive, looked, summary.seconds, summary.levels);
   size_t width = 4;
   for (const auto& r : summary.cases) width = std::max(width, r.case_name.size());
-  out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, "pairs", "step time", "change [CI]",
-                     "s", "stopped");
-  for (const auto& r : summary.cases)
-    out += fmt::format("  {:<{}}  {:>5}  {:<12}  {:<24}  {:>6.0f}  {}\n", r.case_name, width, r.pairs,
-                       r.verdict.empty() ? "-" : r.verdict, r.change.empty() ? "-" : r.change, r.seconds,
-                       r.stopped_because);
+  const bool duets = std::any_of(summary.cases.begin(), summary.cases.end(), [](const auto& r) { return r.duets; });
+  out += fmt::format("  {:<{}}  {:>5}  {:>6}  {:<12}  {:<24}  {:>6}  {}\n", "case", width, duets ? "duets" : "pairs",
+                     "rounds", "step time", "change [CI]", "s", "stopped");
+  for (const auto& r : summary.cases) {
+    out += fmt::format("  {:<{}}  {:>5}  {:>6}  {:<12}  {:<24}  {:>6.0f}  {}\n", r.case_name, width, r.pairs,
+                       r.duets ? std::to_string(r.rounds) : std::string("-"), r.verdict.empty() ? "-" : r.verdict,
+                       r.change.empty() ? "-" : r.change, r.seconds, r.stopped_because);
+    if (!r.noise.empty()) out += fmt::format("  {:<{}}  {}\n", "", width, r.noise);
+  }
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "models/init.h"
@@ -39,7 +41,23 @@ std::vector<std::string> variant_names() {
 
 uint64_t dropout_seed(uint64_t seed) { return ops::mix_seed(seed, ops::hash_name("dropout")); }
 
-std::unique_ptr<Variant> make_variant(const std::string& name, const VariantOptions& options) {
+std::string implementation_of(const std::string& name) {
+  const auto at = name.find('@');
+  if (at == std::string::npos) return name;
+  const std::string tag = name.substr(at + 1);
+  const bool plain = !tag.empty() && std::all_of(tag.begin(), tag.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (!plain)
+    throw UnknownVariantError(fmt::format(
+        "'{}': a tag after '@' names a second column of the same implementation (functional@aa): letters, digits, "
+        "'_' and '-' only, at least one",
+        name));
+  return name.substr(0, at);
+}
+
+std::unique_ptr<Variant> make_variant(const std::string& label, const VariantOptions& options) {
+  const std::string name = implementation_of(label);
   for (const auto& [known, factory] : registry()) {
     if (known != name) continue;
     validate(options.config);

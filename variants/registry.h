@@ -27,9 +27,15 @@ class UnknownVariantError : public std::invalid_argument {
 };
 
 std::vector<std::string> variant_names();
-// A freshly initialised variant (canonical init for options.seed). Throws
-// UnknownVariantError listing the known names; validates the config first.
-std::unique_ptr<Variant> make_variant(const std::string& name, const VariantOptions& options);
+// The implementation a column's label names: "functional" for "functional" and
+// for "functional@aa" — the same implementation a second time under its own
+// label, so that a matrix of `--variants functional,functional@aa` is an A/A
+// matrix (docs/verdicts.md §11). A malformed tag: UnknownVariantError.
+std::string implementation_of(const std::string& label);
+// A freshly initialised variant (canonical init for options.seed) of the
+// implementation `label` names. Throws UnknownVariantError listing the known
+// names; validates the config first.
+std::unique_ptr<Variant> make_variant(const std::string& label, const VariantOptions& options);
 
 // Seed of the dropout stream, derived from the run seed (same for every variant).
 uint64_t dropout_seed(uint64_t seed);

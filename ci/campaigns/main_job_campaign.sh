@@ -15,7 +15,9 @@
 # MAX_PAIRS (default "8 12"), OUT (a directory to reuse / extend), RESULTS
 # (default docs/results/main_job_campaign.md; a smoke test writes elsewhere),
 # CLONES (1: each run a fresh clone of HEAD running `bash ci/demo.sh`, the
-# README's main job as a new user runs it), BLOCK (the results block, default runs).
+# README's main job as a new user runs it), BLOCK (the results block, default runs),
+# VARIANTS (the two sides, default functional,module; functional,functional@aa is
+# the main job's A/A: one implementation as both sides).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 k=${1:-3}
@@ -26,6 +28,9 @@ out=${OUT:-$(mktemp -d /tmp/twinbench-mainjob-XXXXXX)}
 mkdir -p "$out"
 echo "main job campaign: writing to $out" >&2
 results=${RESULTS:-docs/results/main_job_campaign.md}
+variants=${VARIANTS:-functional,module}
+side_a=${variants%%,*}
+side_b=${variants#*,}
 for t in ${THREADS:-1}; do
   for budget in ${BUDGETS:-360}; do
     for m in ${MAX_PAIRS:-8 12}; do
@@ -41,7 +46,7 @@ for t in ${THREADS:-1}; do
           git clone -q "$PWD" "$clone"
           start=$(date +%s.%N)
           (cd "$clone" && TWINBENCH_THREADS=$t TWINBENCH_DEMO_BUDGET=$budget TWINBENCH_DEMO_MAX_PAIRS=$m \
-            bash ci/demo.sh "$@" > "$name.txt" 2> "$name.log") || true
+            bash ci/demo.sh --variants "$variants" "$@" > "$name.txt" 2> "$name.log") || true
           python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.demo"
           sed -n 's/^adaptive matrix: .* in \([0-9.]*\) s (.*/\1/p' "$name.txt" | head -1 > "$name.wall"
           [[ -s $name.wall ]] || echo 0 > "$name.wall"
@@ -50,10 +55,10 @@ for t in ${THREADS:-1}; do
         else
           start=$(date +%s.%N)
           TWINBENCH_THREADS=$t "$bin" matrix --reduced --adaptive --budget "$budget" --max-pairs "$m" --db "$name.db" \
-            --no-progress "$@" > "$name.txt" 2> "$name.log" || true
+            --variants "$variants" --no-progress "$@" > "$name.txt" 2> "$name.log" || true
           python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)" > "$name.wall"
         fi
-        "$bin" report pair --db "$name.db" --format json > "$name.json" 2>> "$name.log"
+        "$bin" report pair --db "$name.db" --a "$side_a" --b "$side_b" --format json > "$name.json" 2>> "$name.log"
         echo "main job campaign: threads $t budget $budget max-pairs $m run $i: $(cat "$name.wall") s" >&2
       done
     done
@@ -82,7 +87,7 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
     # What the matrix said of each case it left undecided (its summary under the tables).
     undecided = []
     for line in open(f.replace(".json", ".txt"), errors="replace"):
-        g = re.match(r"\s+(\S+)\s+\d+\s+.*?((?:futile|budget spent|maximum of).*decide.*)$", line.rstrip())
+        g = re.match(r"\s+(\S+)\s+\d+\s+.*?((?:budget spent|maximum of|its interval reached).*)$", line.rstrip())
         if g:
             undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
     groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms))
@@ -110,6 +115,6 @@ if [[ ${CLONES:-0} == 1 ]]; then
   demo_note=" Each run a fresh clone of HEAD running \`bash ci/demo.sh\` (setup, build, calibrate, plan, the matrix, the report): the whole demo took $(cat "$out"/*.demo | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print(f'{min(v):.0f}-{max(v):.0f}')") s; the matrix wall is its own summary's."
 fi
 python3 ci/campaign_results.py write "$results" "${BLOCK:-runs}" \
-  --command "${CLONES:+CLONES=$CLONES }THREADS='${THREADS:-1}' BUDGETS='${BUDGETS:-360}' MAX_PAIRS='${MAX_PAIRS:-8 12}' ci/campaigns/main_job_campaign.sh $k${*:+ $*}" \
+  --command "${CLONES:+CLONES=$CLONES }${VARIANTS:+VARIANTS=$VARIANTS }THREADS='${THREADS:-1}' BUDGETS='${BUDGETS:-360}' MAX_PAIRS='${MAX_PAIRS:-8 12}' ci/campaigns/main_job_campaign.sh $k${*:+ $*}" \
   --table "$out/table.md" \
-  --note "The demo's matrix (\`matrix --reduced --adaptive\`) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, each case at the level its last look spent).$demo_note"
+  --note "The demo's matrix (\`matrix --reduced --adaptive\`, sides $variants) per setting, K runs each, fresh stores; a case is decisive when its step-time verdict is regressed, improved or no change; the pair report's verdicts (compare/, Holm across the matrix, one look a case).$demo_note"

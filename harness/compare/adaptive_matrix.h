@@ -1,30 +1,34 @@
 // The decisions of an adaptive matrix (docs/verdicts.md §11), apart from
-// running anything: which case gets the next rounds, when a case looks, what
-// its looks decide, when it stops, and what would decide a case left
-// undecided. run/exec/adaptive.cpp runs the rounds it asks for; the seeded
-// simulations (tests/unit/compare_sequential_test.cpp, tests/tools/verdict_sim.cpp)
-// run simulated ones through the very same object.
+// running anything: which case gets the next duet, how many rounds a duet
+// runs, when a case has enough, and its one look at the end. run/exec/adaptive.cpp
+// runs the duets it asks for; the seeded simulations (tests/unit/compare_adaptive_test.cpp,
+// tests/tools/verdict_sim.cpp) run simulated ones through the very same object.
 //
-// Every implementation of a case against the reference is one sequential test
-// of its step time (SequentialTest: error spending over the plan's looks), and
-// all of them form one family, judged by Holm: each look is at alpha / (m - r),
-// m the tests that can still be judged (a skipped or failed case leaves), r
-// those already rejected (family.h).
+// Noise-based stopping (NVIDIA nvbench's rule, Kalibera & Jones's levels): a
+// case runs lockstep duets until its interval would be as narrow as
+// `target` (half the threshold: narrow enough that "no change" or a change
+// beyond the threshold shows), as predicted from its noise alone — never from
+// its change — then stops; one look per case, when the budget is spent, all
+// cases together by Holm (family.h), exactly as the reports judge the runs
+// afterwards (compare_family). Because a duet's rounds, the next duet and the
+// stop depend on noise and costs and never on a case's estimate, the one look
+// is a plain test at its level: no share of alpha goes to looks along the way.
 //
-// The budget goes where it decides: every case first runs `min_pairs` rounds
-// (one by default: its losses, memory and failures are judged from one round,
-// and its cost is known), then the next rounds go to the case most likely to
-// be decisive at its next planned look per second those rounds cost, judged
-// from its current change and noise (a case of one round, whose own noise is
-// not known yet, borrows the matrix's: the root mean square of the noise of
-// the cases with two rounds or more); a case stops when its looks are decisive, when
-// they say the plan's maximum would not decide it (futile), at the maximum, or
-// when its runs fail. Rounds run up to a planned look, and only when they fit
-// in the budget: a choice made for a case's promise never ends between two
-// looks (a look there, at a count the choice picked, is one the union bound
-// of the spending does not cover). Only the first rounds, owed to every case,
-// or a run that stops early leave a case between looks; the budget's end
-// gives it one last look there.
+// Two levels (stats/duets.h): how many rounds a duet runs is chosen while it
+// runs (its sides stay resident; the conductor adds rounds before its last
+// planned one): Kalibera & Jones's optimum from what a duet costs to start,
+// what a round costs, its rounds' own noise and the between-duet noise as
+// measured so far (kPriorBetweenSd before), within a share of the budget. A
+// case's interval borrows between-duet noise from the matrix's cases of
+// two duets or more (its own duets among them), so that one long duet can
+// decide it.
+//
+// The budget: every case first runs one duet (owed whatever the clock says:
+// its losses, memory and failures are judged from it, and its costs become
+// known); then the next duet goes to the case that would reach its target in
+// the fewest seconds (the most cases reach theirs). A case the rest of the
+// budget cannot bring to its target gets no more (out of reach), and says how
+// many more duets would.
 #pragma once
 
 #include <cstddef>
@@ -32,10 +36,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/family.h"
 #include "harness/compare/sequential.h"
 #include "harness/metrics/catalogue.h"
+#include "harness/stats/duets.h"
 #include "harness/stats/interval.h"
-#include "harness/stats/sequential.h"
 
 namespace twinbench::compare {
 
@@ -44,90 +49,134 @@ struct MatrixCase {
   std::string name;
   metrics::Metric metric;  // the step time with the case's threshold (look_metric)
   size_t tests = 1;        // implementations judged against the reference
+  size_t planned_rounds = 0;  // steady rounds a duet of its config runs unless extended (0: unknown)
+};
+
+// What one duet of a case cost, as the run measured it.
+struct DuetCost {
+  double seconds = 0;        // the whole duet, start to exit
+  size_t steady_rounds = 0;  // rounds that count (not warm-up, not the last evaluated step)
+  double round_s = 0;        // a steady round (every side's turn), mean; 0 when unknown
+};
+
+// A duet still running, when it may be extended.
+struct DuetProgress {
+  size_t steady_rounds = 0;    // so far
+  size_t planned_steady = 0;   // it will have as planned
+  double overhead_s = 0;       // so far, beyond its steady rounds: the sides' start and warm-up
+  double round_s = 0;          // a steady round so far, mean
+  double round_var = 0;        // of one round's ln(b/a) so far (the largest over its tests)
 };
 
 // Where a case stands.
 struct MatrixCaseState {
-  enum class Status { kRunning, kDecisive, kFutile, kMaximum, kBudget, kStopped };
+  enum class Status {
+    kRunning,     // adding duets
+    kPrecise,     // its interval will be as narrow as the target: no more duets
+    kOutOfReach,  // the budget left cannot bring it to its target
+    kMaximum,     // max_duets run
+    kStopped,     // a run skipped, failed or interrupted: no verdict
+    kDecided,     // after the look: regressed, improved or no change
+    kUndecided,   // after the look: inconclusive
+  };
   Status status = Status::kRunning;
-  size_t rounds = 0;
-  size_t looks = 0;                       // looks taken
-  double seconds = 0;                     // of its rounds
-  std::vector<std::vector<stats::RunPair>> pairs;  // per test: (reference, implementation) per round
-  std::vector<Look> last;                 // per test: its last look (empty before the first)
-  std::vector<bool> rejected;             // per test: a look left no change out (Holm)
-  size_t last_look_rounds = 0;            // rounds at its last look
+  size_t duets = 0;
+  double seconds = 0;                     // of its duets
+  std::vector<std::vector<stats::DuetEstimate>> estimates;  // per test: its duets
+  std::vector<Look> last;                 // per test: its look (empty before the budget's end)
   std::string stopped_because;            // for people
-  bool duets = false;                     // its rounds are lockstep duets (words only: "duets", not "pairs")
+  bool lockstep = false;                  // its duets are lockstep duets (words only: "duets", not "pairs")
+  // Its costs, from its duets: a duet beyond its steady rounds, a steady round.
+  double overhead_s = 0, round_s = 0;
+  size_t steady_rounds = 0;
 
-  bool running() const { return status == Status::kRunning; }
+  bool collecting() const { return status == Status::kRunning; }
 };
 
-// The next rounds to run.
-struct NextRounds {
+// The next duet to run.
+struct NextDuet {
   size_t case_index = 0;
-  size_t rounds = 0;       // up to the case's next planned look (fewer only when the budget ends first)
-  double chance = 0;       // that the case is decisive at that look, as its change and noise say
+  double seconds = 0;   // it would take to bring the case to its target (0: owed; 1e12 and more: out of reach)
+  std::string why;      // "owed", "the fewest seconds to its target"
 };
 
 class AdaptiveMatrix {
  public:
-  // `alpha`: of the whole family, every case's every test at every look.
-  // `min_pairs` >= 1 rounds per case before any choice. Empty plan, alpha
-  // outside (0, 0.5): std::invalid_argument.
-  AdaptiveMatrix(std::vector<MatrixCase> cases, stats::SequentialPlan plan, double alpha, size_t min_pairs = 1);
+  // Between-duet sd assumed for the choice of rounds until the matrix has
+  // measured some (never for an interval): 1%, about the main job's largest
+  // components (docs/results/duet_variance.md).
+  static constexpr double kPriorBetweenSd = 0.01;
+  // A duet never runs more steady rounds than this.
+  static constexpr size_t kMaxRounds = 400;
+
+  // `alpha`: of the whole family, every case's every test. `max_duets` >= 1
+  // duets per case at most. alpha outside (0, 0.5), no case: std::invalid_argument.
+  AdaptiveMatrix(std::vector<MatrixCase> cases, size_t max_duets, double alpha, double budget_s = 1e300);
 
   size_t cases() const { return cases_.size(); }
   const MatrixCase& spec(size_t c) const { return cases_[c]; }
   const MatrixCaseState& state(size_t c) const { return states_[c]; }
-  const SequentialTest& test(size_t c) const { return tests_[c]; }
-  const stats::SequentialPlan& plan() const { return tests_.front().plan(); }
-  size_t min_pairs() const { return min_pairs_; }
-  // Each test's alpha now: alpha / (tests that can be judged - rejected ones).
-  double alpha_now() const;
+  size_t max_duets() const { return max_duets_; }
+  // The half-width of ln(B/A)'s interval case c aims at: ln(1 + kTargetShare x threshold).
+  double target(size_t c) const;
+  // The share of its threshold a case's interval aims at: an unchanged case is
+  // then "no change" unless its estimate strays beyond half the threshold.
+  // (In simulation of the main job, ci/campaigns/duet_variance.sh: a half
+  // decided more cases than two thirds or four fifths, as many as two fifths.)
+  static constexpr double kTargetShare = 0.5;
 
-  // The rounds to run next with `seconds_left` of the budget: a case still
-  // below min_pairs first (in order, whatever the clock says), else the
-  // running case with the best chance per second: the chance that it is
-  // decisive at one of its planned looks within the budget over the seconds of
-  // the rounds to that look; it runs the rounds to its next planned look, and
-  // only a case whose rounds to it fit is chosen. nullopt when no case runs or
-  // none fits. A case that has not run yet counts `unknown_round_s` a round.
-  std::optional<NextRounds> next(double seconds_left, double unknown_round_s = 0) const;
-  // One round of case c that took `seconds`: per test the pair (reference
-  // value, implementation value). Returns whether the case looks now (a
-  // planned count, or the plan's maximum).
-  bool add_round(size_t c, const std::vector<stats::RunPair>& round, double seconds);
-  // Case c's rounds are lockstep duets: its looks and status say "duets".
-  void mark_duets(size_t c) { states_[c].duets = true; }
+  // The duet to run next with `seconds_left` of the budget: a case without a
+  // duet first (in order, whatever the clock says), then the case that would
+  // reach its target in the fewest seconds; nullopt when none is collecting or
+  // no duet fits. Cases the budget cannot bring to their target are set out of reach.
+  std::optional<NextDuet> next(double seconds_left);
+  // Before the last planned round of case c's running duet: the steady rounds
+  // to add (Kalibera & Jones within the budget's share), given that
+  // `seconds_left` remain and the duet has so far cost `spent_s`.
+  size_t extension(size_t c, const DuetProgress& progress, double seconds_left, double spent_s) const;
+  // The rounds Kalibera & Jones would give a duet with `round_var` per round,
+  // at least 1, at most kMaxRounds.
+  double optimal_rounds(double overhead_s, double round_s, double round_var) const;
+
+  // One duet of case c: per test its estimate (compare/duet_rounds.h), and its
+  // cost. The case stops collecting when its interval reaches its target or at max_duets.
+  void add_duet(size_t c, const std::vector<stats::DuetEstimate>& per_test, const DuetCost& cost);
+  // Case c's duets are lockstep duets (words: "duets"); run-level pairs otherwise.
+  void mark_lockstep(size_t c) { states_[c].lockstep = true; }
   // Stops case c without a verdict (a run skipped, failed or interrupted): it
-  // leaves the family unless a look of it already rejected.
+  // leaves the family.
   void stop(size_t c, const std::string& reason);
-  // Looks at case c now (after add_round said so, or at the budget's end) and
-  // returns its looks, one per test; updates its status and the family.
-  const std::vector<Look>& look(size_t c);
-  // The budget is spent: each running case that has rounds past its last look
-  // looks once more there; every running case stops for the budget.
-  void end_of_budget();
+  // The budget is spent: every case with a duet looks once, Holm across the
+  // matrix's tests; returns Holm's step-down (the level the tests were judged at).
+  HolmLevel end_of_budget();
 
-  // Whether a case's looks all decided, and for an undecided one what would.
-  bool decisive(size_t c) const { return states_[c].status == MatrixCaseState::Status::kDecisive; }
+  // The between-duet noise case c may borrow: the matrix's cases of two duets
+  // or more, its own among them (stats::pool_between); nullopt when there is none.
+  std::optional<stats::BetweenNoise> borrowed_for(size_t c) const;
+  // Over every case of two duets or more: what the choice of rounds uses.
+  stats::BetweenNoise pooled() const;
+  // The half-width case c's interval would have after `more` duets of
+  // `rounds` steady rounds each (noise only), at the level of its one look.
+  double predicted_half_width(size_t c, size_t more, double rounds) const;
+
+  // Whether a case's look decided, and for an undecided one what would.
+  bool decisive(size_t c) const { return states_[c].status == MatrixCaseState::Status::kDecided; }
   std::string what_decides(size_t c) const;
-  // The noise a case of fewer than two rounds borrows: the root mean square of
-  // the log_sd of every test with two rounds or more; NaN when there is none.
-  double pooled_log_sd() const;
 
  private:
-  // The best chance per second of case c over its planned looks reachable
-  // with `rounds_left` more rounds, and that chance.
-  std::pair<double, double> prospect(size_t c, size_t rounds_left, double each) const;
-  double round_seconds(size_t c, double unknown_round_s) const;
+  // What a duet of case c costs with `rounds` steady rounds.
+  double duet_seconds(size_t c, double rounds) const;
+  // The rounds its next duet would get, and the duets it needs to reach its target (0: reached, SIZE_MAX: never).
+  double next_rounds(size_t c) const;
+  size_t duets_to_target(size_t c) const;
+  double round_var_of(size_t c) const;  // per round, the largest over its tests; NaN before a duet
+  double planning_confidence() const;   // Bonferroni over the tests: what Holm's final level is at least
 
   std::vector<MatrixCase> cases_;
   std::vector<MatrixCaseState> states_;
-  std::vector<SequentialTest> tests_;  // one per case: its plan and threshold
+  size_t max_duets_;
   double alpha_;
-  size_t min_pairs_;
+  double budget_s_;
 };
 
 }  // namespace twinbench::compare

@@ -45,8 +45,8 @@ struct RunTable {
   std::optional<Explanation> why;    // two implementations: the pair analysis' why of this case
 };
 
-// One case of an adaptive matrix (run/exec/adaptive.h): the pairs it ran and its
-// last look at the step time.
+// One case of an adaptive matrix (run/exec/adaptive.h): the duets (or pairs of
+// runs) it ran, their rounds, and its last look at the step time.
 struct PairsRow {
   std::string case_name;
   size_t pairs = 0;
@@ -56,6 +56,9 @@ struct PairsRow {
   std::string change;     // its change with the interval
   std::string stopped_because;
   double seconds = 0;
+  bool duets = false;     // lockstep duets (else pairs of runs)
+  size_t rounds = 0;      // steady rounds of its duets in all
+  std::string noise;      // where its interval's noise came from (stats::noise_words)
 };
 
 struct AdaptiveSummary {

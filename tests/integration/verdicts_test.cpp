@@ -38,45 +38,59 @@ std::string path(const std::string& name) { return harness().path(name); }
 // shrink into a run that fills the shared machine's memory.
 const char* kSmall = " train.steps=4 train.batch=2 train.seq_len=32 measure.warmup_steps=1";
 
-TEST(AdaptiveMatrix, RunsInterleavedPairsPerCaseRecordsItsLooksAndReportsThePairs) {
+TEST(AdaptiveMatrix, RunsDuetsUntilItsTargetAndJudgesEachCaseOnceAsTheReportDoes) {
   const auto db = path("adaptive.db");
   const auto r = twinbench(std::string("matrix --cases '0[17]_*' --adaptive --max-pairs 4 --budget 600 --order-seed 3 "
                                        "--no-progress --db ") + db + kSmall);
   ASSERT_EQ(r.code, 0) << r.err;
-  // The console: each case's title says its pairs and why it stopped; a summary follows.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(01_base \([34] lockstep duets, (decisive after|maximum of) )")))
+  // The console: each case's title says its duets and why it stopped; a summary follows, with where each
+  // interval's noise came from.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(01_base \([1-4] lockstep duets?, (decided|maximum of|its interval reached|budget spent) )")))
       << r.out;
   EXPECT_NE(r.out.find("adaptive matrix: "), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("matrix: 01_base look 1/2 after 3 duets: module vs functional step time"), std::string::npos)
-      << r.err;
-  const int64_t pairs = query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='module'");
-  EXPECT_TRUE(pairs == 3 || pairs == 4) << pairs;
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='functional'"), pairs);
-  // Repeat k of each implementation is round k: the pairs the reports pair.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT repeat_index) FROM runs WHERE case_name='01_base'"), pairs);
+  EXPECT_NE(r.out.find("each step time judged once, at the budget's end: Holm over 1 test"), std::string::npos)
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(noise: (its own \d+ duets|between duets from 1 case of this matrix))")))
+      << r.out;
+  const int64_t duets = query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='module'");
+  EXPECT_GE(duets, 1);
+  EXPECT_LE(duets, 4);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='01_base' AND variant='functional'"), duets);
+  // Repeat k of each implementation is duet k: the pairs the reports pair.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT repeat_index) FROM runs WHERE case_name='01_base'"), duets);
+  // A duet's sides ran the same steps, and at least the ones planned (4: a duet may add rounds).
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM steps JOIN runs USING (run_id) WHERE case_name='01_base' AND variant='module'"),
+            query_int(db, "SELECT COUNT(*) FROM steps JOIN runs USING (run_id) WHERE case_name='01_base' AND variant='functional'"));
+  EXPECT_GE(query_int(db, "SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM steps JOIN runs USING (run_id) WHERE "
+                          "case_name='01_base' GROUP BY run_id)"),
+            4);
   // The skipped case takes one round and stops, saying why it was not a duet.
-  EXPECT_NE(r.err.find("matrix: 07_8b: run-level pairs, not a lockstep duet: functional is skipped here"),
-            std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("matrix: 07_8b: run-level pairs, not a lockstep duet: (functional|module) is skipped here")))
+      << r.err;
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE case_name='07_8b' AND status='skipped'"), 2);
-  // Every run records the plan (looks at 3 and 4 pairs), and the pair report judges its pairs as the looks did.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE provenance_json LIKE '%\"sequential_looks\":2%'"),
-            query_int(db, "SELECT COUNT(*) FROM runs"));
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE provenance_json LIKE '%\"sequential_plan\":[3,4]%'"),
-            query_int(db, "SELECT COUNT(*) FROM runs"));
+  // One look a case: the runs record no sequence of looks, and the pair report judges them as the matrix did.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE provenance_json LIKE '%sequential_%'"), 0);
   const auto js = twinbench("report pair --format json --db " + db);
   ASSERT_EQ(js.code, 0) << js.err;
   const auto j = nlohmann::json::parse(js.out);
   ASSERT_EQ(j["cases"].size(), 2u);
   const auto& base = j["cases"][0]["case"] == "01_base" ? j["cases"][0] : j["cases"][1];
-  EXPECT_EQ(base["pairs"], pairs);
-  EXPECT_EQ(base["sequential_looks"], 2);
+  EXPECT_EQ(base["pairs"], duets);
+  EXPECT_EQ(base["sequential_looks"], 0);
   EXPECT_TRUE(base["paired"].get<bool>());
-  // The skipped 07_8b cannot be judged: 01_base's step time is its family's one test, at the
-  // whole 5% spent by O'Brien-Fleming over looks at 3 and 4 pairs, at the pairs it took.
-  EXPECT_NEAR(base["confidence"].get<double>(), twinbench::testing::look_confidence_5pct({3, 4}, size_t(pairs)), 1e-12);
+  // The skipped 07_8b cannot be judged: 01_base's step time is its family's one test, at the whole 5%.
+  EXPECT_NEAR(base["confidence"].get<double>(), 0.95, 1e-12);
   EXPECT_NE(base["levels"].get<std::string>().find("one test at alpha 0.05"), std::string::npos) << base["levels"];
-  EXPECT_NE(base["levels"].get<std::string>().find("O'Brien-Fleming spending over looks at 3, 4 pairs"),
-            std::string::npos) << base["levels"];
+  // The matrix's own verdict is the report's.
+  const auto summary = std::regex_search(r.out, std::regex(R"(01_base +\d+ +\d+ +(no change|inconclusive|regressed|improved) )"));
+  EXPECT_TRUE(summary) << r.out;
+  const std::string report_verdict = [&] {
+    for (const auto& m : base["metrics"])
+      if (m["metric"] == "step_time_median_s") return m["verdict"].get<std::string>();
+    return std::string();
+  }();
+  EXPECT_NE(r.out.find("01_base      " ), std::string::npos);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("01_base +\\d+ +\\d+ +" + report_verdict + " "))) << report_verdict << "\n" << r.out;
   const auto md = twinbench("report pair --format markdown --db " + db);
   EXPECT_NE(md.out.find("| Pairs |"), std::string::npos) << md.out;
 }
@@ -89,7 +103,34 @@ TEST(AdaptiveMatrix, TheBudgetStillGivesEveryCaseOneDuet) {
                                        "--db ") + db + kSmall);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE variant='module'"), 1);
-  EXPECT_NE(r.out.find("budget spent after 1 duet; too few duets for an interval"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("budget spent after 1 duet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no interval: one duet, and no between-duet noise to borrow"), std::string::npos) << r.out;
+  // No level where there is no interval.
+  EXPECT_EQ(r.out.find("99.9999"), std::string::npos) << r.out;
+}
+
+// The main job's A/A (issue #60): one implementation as both sides, the second
+// under a tag of its own so that it is a column of its own; the same name twice
+// would fold both into one column, and is refused saying how to tag it.
+TEST(AdaptiveMatrix, AnAAMatrixRunsOneImplementationAsTwoSides) {
+  const auto db = path("aa.db");
+  const auto r = twinbench(std::string("matrix --cases 01_base --adaptive --variants functional,functional@aa --budget 20 "
+                                       "--no-progress --db ") + db + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM runs WHERE variant='functional@aa' AND status='completed'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM runs WHERE variant='functional@aa'"),
+            query_int(db, "SELECT COUNT(*) FROM runs WHERE variant='functional'"));
+  // Bit for bit the same arithmetic: the losses agree exactly.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT s.loss) FROM steps s JOIN runs r USING (run_id) WHERE s.step = 0"), 1);
+  const auto js = twinbench("report pair --a functional --b functional@aa --format json --db " + db);
+  ASSERT_EQ(js.code, 0) << js.err;
+  EXPECT_EQ(nlohmann::json::parse(js.out)["cases"].size(), 1u);
+  const auto twice = twinbench("matrix --cases 01_base --adaptive --variants functional,functional --no-db");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("functional@aa"), std::string::npos) << twice.err;
+  const auto bad = twinbench("matrix --cases 01_base --variants functional,functional@ --no-db");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("a tag after '@'"), std::string::npos) << bad.err;
 }
 
 TEST(AdaptiveMatrix, RefusesWhatItCannotPair) {

@@ -7,21 +7,20 @@
 //                                        alarms, power at +5% and +10%, mean pairs, on the
 //                                        simulated host (tests/unit/sim_model.h) at 3% and 6%
 //                                        run-level CV
-//   twinbench_verdict_sim matrix [N]     the main job (8 cases, 360 s, at most 12 and 8 pairs)
-//                                        on a model of this host's reduced cases: A/A matrices
-//                                        with a false alarm, the cases decided within the budget
+//   twinbench_verdict_sim matrix-model MODEL.tsv [N] [BUDGET_S]
+//                                        the main job as lockstep duets (unit/sim_duets.h: the
+//                                        adaptive matrix as the binary runs it) on a model of
+//                                        this host's measured components
 //   twinbench_verdict_sim replay         real sessions, both rules on the same pairs: each stdin
 //                                        line "NAME<TAB>a1,a2,...<TAB>b1,b2,..." (per-round step
 //                                        times of a fixed-rounds `ab` session), out "NAME<TAB>old
 //                                        verdict<TAB>its pairs<TAB>new verdict<TAB>its pairs", each
 //                                        rule stopping at its first decisive look of default_plan(rounds)
 //
-// Old rules: every look's interval at 1 - alpha / (timing tests x looks x cases)
-// (Bonferroni), the matrix's cases one after another, each with the budget left
-// over the cases left. New rules: compare::SequentialTest (O'Brien-Fleming
-// spending over the looks, the step time alone in its family) and
-// compare::AdaptiveMatrix (Holm across the cases, two rounds each, then the
-// rounds where a decision is likeliest per second). Both judge the same pairs.
+// Old rules of `sessions`: every look's interval at 1 - alpha / (timing tests x
+// looks) (Bonferroni). New rules: compare::SequentialTest (O'Brien-Fleming
+// spending over the looks, the step time alone in its family). Both judge the
+// same pairs.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +35,7 @@
 #include "harness/compare/adaptive_matrix.h"
 #include "harness/compare/family.h"
 #include "harness/compare/sequential.h"
+#include "unit/sim_duets.h"
 #include "unit/sim_model.h"
 
 namespace {
@@ -127,210 +127,66 @@ void sessions(size_t n) {
 
 // ------------------------------------------------------------ the main job
 
-// A model of one case of the main job on this 2-core host, one thread, its
-// [reduced] form: the change between the implementations the runs suggest and
-// the spread of ln(module / functional) per pair and the seconds a pair took,
-// measured in docs/verdicts.md §11 (2026-11-24) and issue #50's runs; 06_1b's
-// and 07_8b's spreads are guesses from the intervals the issue quotes (a 2-pair
-// estimate is no estimate), and 07_8b's seconds from its 5-6 s steps.
-struct CaseModel {
-  const char* name;
-  double change, sd, pair_s;
-};
-const std::vector<CaseModel> kMainJob = {
-    {"01_base", 0.0, 0.090, 7},    {"02_bf16", 0.0, 0.049, 8},   {"03_dropout", 0.014, 0.033, 7},
-    {"04_int8", 0.208, 0.067, 9},  {"05_fp8", 0.164, 0.053, 10}, {"06_1b", 0.0, 0.15, 25},
-    {"07_8b", 0.0, 0.20, 40},      {"08_ddp", 0.021, 0.089, 10},
-};
-
-RunPair model_pair(const CaseModel& c, double change, stats::sim::Rng& rng) {
-  return {1.0, std::exp(std::log1p(change) + c.sd * rng.normal())};
-}
-
-std::vector<CaseModel> with_noise(double factor) {
-  std::vector<CaseModel> out = kMainJob;
-  for (auto& c : out) c.sd *= factor;
-  return out;
-}
-
-struct MatrixOutcome {
-  size_t decided = 0, alarms = 0;
-  double seconds = 0;
-  std::vector<bool> case_decided;
-};
-
-// The futility rule before #50 (retired from stats/ by #56; only the old
-// matrix replays it): futile when the runs to decide at the change and noise
-// measured exceed the maximum, or the change sits on the threshold.
-bool old_futile(const stats::RatioEstimate& e, double threshold, size_t max_pairs) {
-  if (std::min(e.n_a, e.n_b) < stats::kFutilityFloor) return false;
-  const auto need = stats::runs_to_decide(e, threshold);
-  return !need || *need > max_pairs;
-}
-
-// The old adaptive matrix: cases in order, each with the budget left over the
-// cases left, Bonferroni over cases x timing tests x looks, the old futility.
-MatrixOutcome old_matrix(const std::vector<CaseModel>& cases, const std::vector<double>& changes, double budget,
-                         size_t max_pairs, uint64_t seed) {
-  const stats::SequentialPlan plan = stats::default_plan(max_pairs);
-  const double conf = stats::per_test_confidence(1 - kAlpha, cases.size() * kOldTimingTests, plan.looks.size());
-  MatrixOutcome m;
-  double spent = 0;
-  for (size_t c = 0; c < cases.size(); ++c) {
-    stats::sim::Rng rng(seed * 131 + c);
-    const double share = std::max(1e-3, (budget - spent) / double(cases.size() - c));
-    std::vector<RunPair> pairs;
-    double used = 0;
-    Outcome o = Outcome::kInconclusive;
-    for (size_t k = 0; k < plan.max_pairs(); ++k) {
-      pairs.push_back(model_pair(cases[c], changes[c], rng));
-      used += cases[c].pair_s;
-      const bool planned = std::find(plan.looks.begin(), plan.looks.end(), pairs.size()) != plan.looks.end();
-      const bool out_of_time = pairs.size() >= 2 && used + cases[c].pair_s > share;
-      if (!planned && !out_of_time) continue;
-      const auto e = stats::estimate_paired(pairs, conf);
-      o = stats::decide(e, stats::kDefaultThreshold, false);
-      if (stats::should_stop(o) || out_of_time || old_futile(e, stats::kDefaultThreshold, plan.max_pairs())) break;
-    }
-    spent += used;
-    const bool decided = stats::should_stop(o);
-    m.case_decided.push_back(decided);
-    m.decided += decided;
-    m.alarms += changes[c] == 0 && (o == Outcome::kRegressed || o == Outcome::kImproved);
-  }
-  m.seconds = spent;
-  return m;
-}
-
-MatrixOutcome new_matrix(const std::vector<CaseModel>& cases, const std::vector<double>& changes, double budget,
-                         size_t max_pairs, uint64_t seed, size_t owed = 2) {
-  std::vector<compare::MatrixCase> spec;
-  for (const auto& c : cases) spec.push_back({c.name, step_time(), 1});
-  compare::AdaptiveMatrix matrix(spec, stats::default_plan(max_pairs), kAlpha, owed);
-  std::vector<stats::sim::Rng> rngs;
-  for (size_t c = 0; c < cases.size(); ++c) rngs.emplace_back(seed * 131 + c);
-  double spent = 0;
-  const double typical = 10;
-  while (const auto next = matrix.next(budget - spent, typical)) {
-    const size_t c = next->case_index;
-    for (size_t k = 0; k < next->rounds && matrix.state(c).running(); ++k) {
-      const bool owed = matrix.state(c).rounds < matrix.min_pairs();
-      if (!owed && spent + cases[c].pair_s > budget) break;
-      spent += cases[c].pair_s;
-      if (matrix.add_round(c, {model_pair(cases[c], changes[c], rngs[c])}, cases[c].pair_s)) matrix.look(c);
-    }
-    if (spent >= budget) break;
-  }
-  matrix.end_of_budget();
-  MatrixOutcome m;
-  for (size_t c = 0; c < cases.size(); ++c) {
-    const bool decided = matrix.decisive(c);
-    m.case_decided.push_back(decided);
-    m.decided += decided;
-    for (const auto& l : matrix.state(c).last)
-      m.alarms += changes[c] == 0 && (l.outcome == Outcome::kRegressed || l.outcome == Outcome::kImproved);
-  }
-  m.seconds = spent;
-  return m;
-}
-
-void matrix(size_t n) {
-  std::vector<double> none(kMainJob.size(), 0.0), likely;
-  for (const auto& c : kMainJob) likely.push_back(c.change);
-  const std::vector<CaseModel> measured = kMainJob, half = with_noise(0.5);
-  std::printf("| cases | noise per pair | max pairs | budget s | rules | matrices | with a false alarm | cases decided (mean) | "
-              "6 of 8 decided | decided per case (01 02 03 04 05 06 07 08) | mean s |\n");
-  std::printf("|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|\n");
-  struct Scenario {
-    const char* cases;
-    const std::vector<double>* changes;
-    const char* noise;
-    const std::vector<CaseModel>* model;
-  };
-  for (const Scenario& sc : {Scenario{"unchanged (A/A)", &none, "as measured", &measured},
-                             Scenario{"as the runs suggest", &likely, "as measured", &measured},
-                             Scenario{"as the runs suggest", &likely, "half of it", &half}})
-    for (const size_t max_pairs : {12, 8})
-      for (const double budget : {360.0, 720.0})
-        for (const char* rules : {"old", "new"}) {
-          const auto& what = sc.cases;
-          const auto& changes = sc.changes;
-          const std::vector<CaseModel>& model = *sc.model;
-          size_t alarms = 0, decided = 0, six = 0;
-          double seconds = 0;
-          std::vector<size_t> per_case(kMainJob.size(), 0);
-          for (size_t i = 0; i < n; ++i) {
-            const MatrixOutcome m = std::string(rules) == "old" ? old_matrix(model, *changes, budget, max_pairs, 7 + i)
-                                                                : new_matrix(model, *changes, budget, max_pairs, 7 + i);
-            alarms += m.alarms > 0;
-            decided += m.decided;
-            six += m.decided >= 6;
-            seconds += m.seconds;
-            for (size_t c = 0; c < kMainJob.size(); ++c) per_case[c] += m.case_decided[c];
-          }
-          std::string cases;
-          for (size_t c = 0; c < kMainJob.size(); ++c) cases += (c ? " " : "") + fmt::format("{:.0f}", 100.0 * double(per_case[c]) / double(n));
-          std::printf("| %s | %s | %zu | %.0f | %s | %zu | %s | %.2f | %s | %s%% | %.0f |\n", what, sc.noise, max_pairs,
-                      budget, rules, n,
-                      pct(alarms, n).c_str(), double(decided) / double(n), pct(six, n).c_str(), cases.c_str(),
-                      seconds / double(n));
-        }
-}
-
-// The main job's cases as a measured model (ci/campaigns/duet_variance.sh writes
-// it: per case the change, the sd of ln(B/A) per duet and the seconds a duet
-// takes), its plan chosen by simulation: every combination of the rounds each
-// case is owed and the plan's maximum, within `budget`, on the changes as
-// measured and on none (A/A).
+// The main job's cases as a measured model of duets (ci/campaigns/duet_variance.sh
+// writes it: per case the change, the between-duet sd, the sd of one round,
+// what a duet costs beyond its rounds, a round, and the steady rounds its
+// config plans), run as the binary runs it (unit/sim_duets.h): the cases as
+// measured and unchanged (A/A), at the noise measured and at half of it, with
+// at most 2, 4 and 8 duets a case, within `budget`.
 int matrix_model(const std::string& path, size_t n, double budget) {
   std::ifstream in(path);
-  std::vector<CaseModel> cases;
-  std::vector<std::string> names;
+  std::vector<stats::sim::DuetCase> cases;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::stringstream row(line);
-    std::string name;
-    CaseModel c{};
-    if (!std::getline(row, name, '\t') || !(row >> c.change >> c.sd >> c.pair_s)) {
-      std::fprintf(stderr, "matrix-model: not CASE<TAB>change<TAB>sd<TAB>seconds: %s\n", line.c_str());
+    stats::sim::DuetCase c;
+    if (!std::getline(row, c.name, '\t') ||
+        !(row >> c.change >> c.between_sd >> c.round_sd >> c.overhead_s >> c.round_s >> c.planned_rounds)) {
+      std::fprintf(stderr,
+                   "matrix-model: not CASE<TAB>change<TAB>between sd<TAB>round sd<TAB>duet overhead s<TAB>round "
+                   "s<TAB>planned rounds: %s\n",
+                   line.c_str());
       return 2;
     }
-    names.push_back(name);
     cases.push_back(c);
   }
-  for (size_t i = 0; i < cases.size(); ++i) cases[i].name = names[i].c_str();
   if (cases.empty()) {
     std::fprintf(stderr, "matrix-model: no case in %s\n", path.c_str());
     return 2;
   }
-  std::vector<double> none(cases.size(), 0.0), measured;
-  for (const auto& c : cases) measured.push_back(c.change);
   std::string header;
-  for (const auto& name : names) header += (header.empty() ? "" : " ") + name.substr(0, 2);
-  std::printf("| cases | owed duets | max duets | budget s | matrices | with a false alarm | cases decided (mean) | "
-              "6 of 8 decided | decided per case (%s) | mean s |\n", header.c_str());
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
-  for (const auto* changes : {&measured, &none})
-    for (const size_t owed : {1, 2})
-      for (const size_t max_pairs : {8, 12, 16}) {
-        size_t alarms = 0, decided = 0, six = 0;
+  for (const auto& c : cases) header += (header.empty() ? "" : " ") + c.name.substr(0, 2);
+  std::printf("| cases | noise | max duets | budget s | matrices | with a false alarm | cases decided (mean) | all "
+              "decided | decided per case (%s) | duets per case (mean) | mean s |\n",
+              header.c_str());
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+  for (const bool aa : {false, true})
+    for (const double noise : {1.0, 0.5})
+      for (const size_t max_duets : {4, 8, 16}) {
+        std::vector<stats::sim::DuetCase> model = cases;
+        for (auto& c : model) {
+          if (aa) c.change = 0;
+          c.between_sd *= noise;
+          c.round_sd *= noise;
+        }
+        size_t alarms = 0, decided = 0, all = 0, duets = 0;
         double seconds = 0;
         std::vector<size_t> per_case(cases.size(), 0);
         for (size_t i = 0; i < n; ++i) {
-          const MatrixOutcome m = new_matrix(cases, *changes, budget, max_pairs, 7 + i, owed);
+          const auto m = stats::sim::simulate_duet_matrix(model, max_duets, budget, kAlpha, 7 + i);
           alarms += m.alarms > 0;
           decided += m.decided;
-          six += m.decided >= 6;
+          all += m.decided == cases.size();
           seconds += m.seconds;
-          for (size_t c = 0; c < cases.size(); ++c) per_case[c] += m.case_decided[c];
+          for (size_t c = 0; c < cases.size(); ++c) per_case[c] += m.decided_case[c], duets += m.duets[c];
         }
         std::string per;
         for (size_t c = 0; c < cases.size(); ++c)
           per += (c ? " " : "") + fmt::format("{:.0f}", 100.0 * double(per_case[c]) / double(n));
-        std::printf("| %s | %zu | %zu | %.0f | %zu | %s | %.2f | %s | %s%% | %.0f |\n",
-                    changes == &none ? "unchanged (A/A)" : "as measured", owed, max_pairs, budget, n,
-                    pct(alarms, n).c_str(), double(decided) / double(n), pct(six, n).c_str(), per.c_str(),
-                    seconds / double(n));
+        std::printf("| %s | %s | %zu | %.0f | %zu | %s | %.2f | %s | %s%% | %.1f | %.0f |\n",
+                    aa ? "unchanged (A/A)" : "as measured", noise == 1 ? "as measured" : "half of it", max_duets,
+                    budget, n, pct(alarms, n).c_str(), double(decided) / double(n), pct(all, n).c_str(), per.c_str(),
+                    double(duets) / double(n * cases.size()), seconds / double(n));
       }
   return 0;
 }
@@ -372,17 +228,34 @@ int main(int argc, char** argv) {
   const size_t n = argc > 2 ? static_cast<size_t>(std::strtoul(argv[2], nullptr, 10)) : 1000;
   if (what == "sessions" && n > 0) {
     sessions(n);
-  } else if (what == "matrix" && n > 0) {
-    matrix(n);
   } else if (what == "replay") {
     return replay();
+  } else if (what == "matrix-trace" && argc > 2) {
+    // One simulated matrix of a model, case by case (the model's changes, seed N).
+    std::ifstream in(argv[2]);
+    std::vector<stats::sim::DuetCase> cases;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::stringstream row(line);
+      stats::sim::DuetCase c;
+      std::getline(row, c.name, '\t');
+      row >> c.change >> c.between_sd >> c.round_sd >> c.overhead_s >> c.round_s >> c.planned_rounds;
+      cases.push_back(c);
+    }
+    const double budget = argc > 4 ? std::strtod(argv[4], nullptr) : 360;
+    const size_t max_duets = argc > 5 ? std::strtoul(argv[5], nullptr, 10) : 8;
+    const auto m = stats::sim::simulate_duet_matrix(cases, max_duets, budget, kAlpha, argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 7);
+    for (size_t c = 0; c < cases.size(); ++c)
+      std::printf("%-10s duets %zu rounds %zu %5.0f s  %s  %s\n", cases[c].name.c_str(), m.duets[c], m.rounds[c],
+                  m.case_seconds[c], m.change[c].c_str(), m.why[c].c_str());
+    std::printf("%zu decided in %.0f s\n", m.decided, m.seconds);
   } else if (what == "matrix-model" && argc > 2) {
     const size_t runs = argc > 3 ? static_cast<size_t>(std::strtoul(argv[3], nullptr, 10)) : 1000;
     const double budget = argc > 4 ? std::strtod(argv[4], nullptr) : 360;
     return matrix_model(argv[2], runs, budget);
   } else {
     std::fprintf(stderr,
-                 "usage: twinbench_verdict_sim sessions|matrix [N=1000] | replay < sessions.tsv | matrix-model "
+                 "usage: twinbench_verdict_sim sessions [N=1000] | replay < sessions.tsv | matrix-model "
                  "MODEL.tsv [N=1000] [BUDGET_S=360]\n");
     return 2;
   }

@@ -1,8 +1,7 @@
-// The one sequential look (compare/sequential.h), families (compare/family.h)
-// and the adaptive matrix's decisions (compare/adaptive_matrix.h): the looks
-// and what they spend, the stop reasons, what would decide an undecided test,
-// Holm's step-down, the matrix's choice of the next rounds, and a seeded
-// simulation of whole matrices holding the family's false-alarm rate.
+// The one sequential look (compare/sequential.h) and families
+// (compare/family.h): the looks and what they spend, the stop reasons, what
+// would decide an undecided test, Holm's step-down and the chance of a
+// decision. The adaptive matrix: compare_adaptive_test.cpp.
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -11,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/compare/adaptive_matrix.h"
 #include "harness/compare/comparison.h"
 #include "harness/compare/family.h"
 #include "harness/compare/sequential.h"
@@ -221,110 +219,9 @@ TEST(Family, ExplicitTestsAndHolmsStepDown) {
   EXPECT_EQ(role_of(*metrics::find("first_step_s")), Role::kSecondary);
 }
 
-// ------------------------------------------------------------ the adaptive matrix
+// ------------------------------------------------------------ the chance of a decision
 
-// By default every case is owed one round; a case of one round borrows the
-// matrix's noise (the root mean square of the others'), so that the budget can
-// go to the cheap case that promises a decision and pass over a costly one
-// whose single round says little (issue #55: 07_8b's two owed duets took 112 s
-// of the main job's 360).
-TEST(AdaptiveMatrix, OneOwedRoundAndTheMatrixsNoiseForACaseOfOne) {
-  AdaptiveMatrix m({{"cheap", step_time(), 1}, {"costly", step_time(), 1}}, stats::default_plan(8), 0.05);
-  auto next = m.next(0.0, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 0u);
-  EXPECT_EQ(next->rounds, 1u);
-  const auto cheap = spread_pairs(8, 0.0, 0.005);
-  m.add_round(0, {cheap[0]}, 2);
-  next = m.next(0.0, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 1u);
-  m.add_round(1, {{1.0, 1.0}}, 60);
-  // Nobody has two rounds: no noise to borrow, so the tie goes to the cheaper rounds.
-  EXPECT_TRUE(std::isnan(m.pooled_log_sd()));
-  next = m.next(300, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 0u);
-  EXPECT_EQ(next->rounds, 2u) << "up to its first planned look (3)";
-  m.add_round(0, {cheap[1]}, 2);
-  m.add_round(0, {cheap[2]}, 2);
-  m.look(0);
-  EXPECT_NEAR(m.pooled_log_sd(), stats::estimate_paired({cheap[0], cheap[1], cheap[2]}, 0.95).log_sd, 1e-12);
-  // The costly case of one round, at the cheap one's noise, has a chance to decide; it is not owed a second round.
-  EXPECT_EQ(m.state(1).rounds, 1u);
-}
-
-TEST(AdaptiveMatrix, FirstRoundsThenTheLikeliestDecisionPerSecond) {
-  AdaptiveMatrix m({{"clear", step_time(), 1}, {"flat", step_time(), 1}}, stats::default_plan(12), 0.05,
-                   /*min_pairs=*/2);
-  // Every case's first two rounds (here) are owed, in order, whatever the clock says.
-  auto next = m.next(0.0, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 0u);
-  EXPECT_EQ(next->rounds, 2u);
-  const auto clear = spread_pairs(12, 0.30, 0.01), flat = spread_pairs(12, 0.011, 0.03);
-  EXPECT_FALSE(m.add_round(0, {clear[0]}, 10));
-  EXPECT_FALSE(m.add_round(0, {clear[1]}, 10));
-  next = m.next(0.0, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 1u);
-  m.add_round(1, {flat[0]}, 10);
-  m.add_round(1, {flat[1]}, 10);
-  // Then the case whose change and noise promise a decision: the clear one, up to its next look (3).
-  next = m.next(300, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 0u);
-  EXPECT_EQ(next->rounds, 1u);
-  EXPECT_GT(next->chance, 0.5);
-  // No round fits: nothing more; a budget already overrun neither.
-  EXPECT_FALSE(m.next(5, 10));
-  EXPECT_FALSE(m.next(-30, 10));
-  // A planned count asks for a look; at 4 pairs the clear case's +30% decides.
-  EXPECT_TRUE(m.add_round(0, {clear[2]}, 10));
-  m.look(0);
-  EXPECT_TRUE(m.add_round(0, {clear[3]}, 10));
-  const auto& looks = m.look(0);
-  ASSERT_EQ(looks.size(), 1u);
-  EXPECT_EQ(m.state(0).looks, 2u);
-  EXPECT_EQ(looks[0].outcome, Outcome::kRegressed) << stats::format_change(looks[0].estimate);
-  EXPECT_TRUE(m.decisive(0));
-  EXPECT_EQ(m.state(0).stopped_because, "decisive after 4 pairs");
-  // Holm: the rejected test passes its share on; the other case now looks at alpha / 1.
-  EXPECT_NEAR(m.alpha_now(), 0.05, 1e-15);
-  next = m.next(300, 10);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->case_index, 1u);
-  // The budget ends between two looks: one last look there, then the case stops for the budget.
-  m.add_round(1, {flat[2]}, 10);
-  m.look(1);
-  m.add_round(1, {flat[3]}, 10);
-  m.look(1);
-  m.add_round(1, {flat[4]}, 10);
-  m.end_of_budget();
-  EXPECT_EQ(m.state(1).last_look_rounds, 5u);
-  EXPECT_EQ(m.state(1).status, MatrixCaseState::Status::kBudget);
-  EXPECT_NE(m.what_decides(1).find("pairs would decide it"), std::string::npos) << m.what_decides(1);
-}
-
-TEST(AdaptiveMatrix, AStoppedCaseLeavesTheFamilyAndAFutileOneStops) {
-  AdaptiveMatrix m({{"skipped", step_time(), 1}, {"noisy", step_time(), 1}, {"third", step_time(), 1}},
-                   stats::default_plan(12), 0.06);
-  EXPECT_NEAR(m.alpha_now(), 0.02, 1e-15);
-  m.stop(0, "module skipped: needs cuda");
-  EXPECT_NEAR(m.alpha_now(), 0.03, 1e-15);  // two tests left
-  EXPECT_EQ(m.state(0).stopped_because, "module skipped: needs cuda");
-  const auto noisy = spread_pairs(6, -0.058, 0.60);
-  for (size_t i = 0; i < 6; ++i) m.add_round(1, {noisy[i]}, 5);
-  m.look(1);
-  EXPECT_EQ(m.state(1).status, MatrixCaseState::Status::kFutile);
-  EXPECT_NE(m.state(1).stopped_because.find("futile after 6 pairs: about"), std::string::npos)
-      << m.state(1).stopped_because;
-  EXPECT_THROW(m.add_round(1, {noisy[0]}, 5), std::logic_error);
-  EXPECT_THROW(AdaptiveMatrix({}, stats::default_plan(12), 0.05), std::invalid_argument);
-  EXPECT_THROW(AdaptiveMatrix({{"c", step_time(), 1}}, stats::default_plan(12), 0.5), std::invalid_argument);
-}
-
-TEST(AdaptiveMatrix, ChanceOfADecision) {
+TEST(SequentialTest, ChanceOfADecision) {
   // Certain: +30% with tiny noise; none: noise without an interval; a change on the threshold: small.
   const auto e = stats::estimate_paired(spread_pairs(4, 0.30, 0.001), 0.95);
   EXPECT_GT(chance_decisive(e, 6, 0.999, 0.03), 0.99);
@@ -333,99 +230,6 @@ TEST(AdaptiveMatrix, ChanceOfADecision) {
   EXPECT_LT(chance_decisive(edge, 6, 0.999, 0.03), 0.2);
   const auto flat = stats::estimate_paired(spread_pairs(8, 0.0, 0.01), 0.95);  // "no change" within reach
   EXPECT_GT(chance_decisive(flat, 12, 0.99, 0.03), 0.9);
-}
-
-// ------------------------------------------------------------ simulated matrices
-
-struct MatrixRun {
-  size_t decisive = 0, alarms = 0, pairs = 0;
-  std::vector<size_t> case_pairs;  // per case
-  std::vector<std::string> why;    // per case: why it stopped
-};
-
-// One matrix of `changes.size()` cases on the simulated host (sim_model.h),
-// every pair taking `pair_s` seconds, run as run/exec/adaptive.cpp runs it.
-MatrixRun simulate_matrix(const std::vector<double>& changes, const stats::sim::NoiseModel& noise, double budget_s,
-                          double pair_s, uint64_t seed, size_t max_pairs = 12) {
-  std::vector<MatrixCase> cases;
-  for (size_t c = 0; c < changes.size(); ++c) cases.push_back({"case" + std::to_string(c), step_time(), 1});
-  AdaptiveMatrix m(cases, stats::default_plan(max_pairs), 0.05);
-  std::vector<stats::sim::Machine> hosts;
-  for (size_t c = 0; c < changes.size(); ++c) hosts.emplace_back(noise, seed * 977 + c);
-  double spent = 0;
-  while (const auto next = m.next(budget_s - spent, pair_s)) {
-    for (size_t k = 0; k < next->rounds && m.state(next->case_index).running(); ++k) {
-      spent += pair_s;
-      if (m.add_round(next->case_index, {hosts[next->case_index].pair(changes[next->case_index])}, pair_s))
-        m.look(next->case_index);
-    }
-  }
-  m.end_of_budget();
-  MatrixRun r;
-  for (size_t c = 0; c < changes.size(); ++c) {
-    const auto& s = m.state(c);
-    r.pairs += s.rounds;
-    r.case_pairs.push_back(s.rounds);
-    r.why.push_back(s.stopped_because);
-    r.decisive += m.decisive(c);
-    for (const auto& l : s.last)
-      if (changes[c] == 0 && (l.outcome == Outcome::kRegressed || l.outcome == Outcome::kImproved)) ++r.alarms;
-  }
-  return r;
-}
-
-TEST(AdaptiveMatrixSimulation, AnUnchangedMatrixHoldsItsFalseAlarmRate) {
-  // 300 matrices of 8 unchanged cases at 8% run-level CV (the noisier half of this host's
-  // cases), a budget for about 6 pairs a case: at most 5% of matrices with any false alarm.
-  const auto noise = stats::sim::calibrated(0.08, 0.25);
-  constexpr size_t kMatrices = 300;
-  size_t any = 0, decisive = 0;
-  for (size_t i = 0; i < kMatrices; ++i) {
-    const MatrixRun r = simulate_matrix(std::vector<double>(8, 0.0), noise, 48 * 10, 10, 500 + i);
-    any += r.alarms > 0;
-    decisive += r.decisive;
-  }
-  std::printf("adaptive matrix, 8 unchanged cases, 8%% run CV, 48 pairs of budget: %zu/%zu matrices with a false "
-              "alarm (%.1f%%), %.2f cases decisive per matrix\n",
-              any, kMatrices, 100.0 * any / kMatrices, double(decisive) / kMatrices);
-  EXPECT_LE(any, stats::sim::binomial_ceiling(0.05, kMatrices));
-}
-
-TEST(AdaptiveMatrixSimulation, TheBudgetGoesWhereItDecides) {
-  // Two clear regressions (+30%, +15%) among six unchanged cases, a plan of 8 pairs
-  // and 56 pairs of budget (7 a case). The regressions, most likely to decide, get
-  // their pairs first and decide within 6; the unchanged ones get the rest and end
-  // decided, futile or at the maximum, each saying what would decide it. On the
-  // simulated host at 1.5% run-level CV (this host idle, one thread: docs/verdicts.md
-  // §6) "no change" at the 3% threshold needs about 10 pairs: few get there; with
-  // a third of that noise most do.
-  const std::vector<double> changes = {0.0, 0.0, 0.0, 0.3, 0.0, 0.15, 0.0, 0.0};
-  stats::sim::NoiseModel quieter;
-  quieter.step_cv = 0.02;
-  quieter.run_cv = 0.004;
-  quieter.drift_cv = 0.004;
-  quieter.stall_prob = 0.0;
-  for (const auto& [what, noise] : {std::pair{"1.5% run CV", stats::sim::calibrated(0.015, 0.25)},
-                                    std::pair{"a third of it", quieter}}) {
-    constexpr size_t kMatrices = 40;
-    size_t decisive = 0, alarms = 0, regression_pairs = 0, unsaid = 0;
-    for (size_t i = 0; i < kMatrices; ++i) {
-      const MatrixRun r = simulate_matrix(changes, noise, 56 * 10, 10, 900 + i, 8);
-      decisive += r.decisive;
-      alarms += r.alarms;
-      regression_pairs += r.case_pairs[3] + r.case_pairs[5];
-      for (size_t c = 0; c < changes.size(); ++c)
-        unsaid += r.why[c].rfind("decisive", 0) != 0 && r.why[c].find("decide") == std::string::npos;
-    }
-    const double per_matrix = double(decisive) / kMatrices, regression = double(regression_pairs) / (2 * kMatrices);
-    std::printf("adaptive matrix, 6 unchanged cases and +30%%, +15%%, %s, plan of 8, 56 pairs of budget: %.2f of 8 "
-                "cases decisive per matrix, the regressions after %.1f pairs\n",
-                what, per_matrix, regression);
-    EXPECT_GE(per_matrix, what[0] == '1' ? 2.0 : 6.0) << what;
-    EXPECT_LE(regression, 6.0) << what;
-    EXPECT_EQ(unsaid, 0u) << what;
-    EXPECT_LE(alarms, 2u) << what;
-  }
 }
 
 }  // namespace

@@ -1,15 +1,13 @@
 // The adaptive matrix (`matrix --adaptive`, docs/verdicts.md §11): the
-// implementations of every case run as interleaved pairs — each round runs
-// every implementation once, in a random order, so that drift of the host
-// cannot favour one — and compare::AdaptiveMatrix decides the rest: every case
-// first runs two rounds, then the next rounds go to the case most likely to
-// become decisive per second they cost, each case looks at its plan's pair
-// counts (error spending, Holm across the whole matrix), and stops when its
-// looks decide, say the maximum would not (futile), at the maximum, or when a
-// run does not complete; the budget's end gives each case between two looks
-// one last look. This file runs the rounds and keeps the clock. The runs'
-// provenance records the plan (sequential_plan), so that the reports judge
-// them as the looks did.
+// implementations of every case run as lockstep duets (or, where a duet cannot
+// be made, as one run of each in a random order), and compare::AdaptiveMatrix
+// decides the rest: which case runs the next duet, how many rounds a running
+// duet gets (its sides resident, rounds added before its last planned one),
+// when a case looks (at the end of each duet, Bonferroni over its looks, Holm
+// across the matrix, borrowing between-duet noise from all its cases), and
+// when it stops. This file runs the duets, hands the matrix what each one
+// showed and keeps the clock. The runs' provenance records the looks a case
+// may take (sequential_looks), so that the reports judge them at their level.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +22,7 @@
 namespace twinbench {
 
 struct AdaptiveOptions {
-  size_t max_pairs = 12;   // per case (--max-pairs); the looks are stats::default_plan(max_pairs)
+  size_t max_pairs = 12;   // duets per case at most (--max-pairs), each ending in a look
   double budget_s = 480;   // the whole matrix (--budget): spent where it decides
   double alpha = 0.05;     // false-alarm rate of the whole matrix's step times, all cases and looks
   uint64_t seed = 0;       // each round's order; 0 = from the clock
@@ -41,9 +39,11 @@ struct CasePairs {
   std::string stopped_because;
   std::string verdict;          // the last look's step-time verdict (of the worst implementation)
   std::string change;           // its change with the interval, "+1.2% [-0.8%, +3.3%]"
-  double confidence = 0;        // of that interval
+  double confidence = 0;        // of that interval (0: no interval)
+  std::string noise;            // where that interval's noise came from (stats::noise_words)
   double seconds = 0;
   bool duets = false;           // its rounds ran as lockstep duets
+  size_t rounds = 0;            // steady rounds of its duets in all
 };
 
 struct AdaptiveResult {

@@ -43,7 +43,7 @@ std::pair<RunStatus, std::string> unfinished(const DuetResult& duet, size_t i, c
 }
 
 std::vector<RunOutcome> run_duet_round(std::vector<PreparedRun> sides, const RunnerOptions& o, std::mt19937_64& order,
-                                       std::ostream& log) {
+                                       std::ostream& log, const DuetExtension& extend) {
   // Without a store the rows live in a temporary one, removed at the end.
   std::optional<TempDir> scratch_dir;
   std::optional<store::Store> scratch;
@@ -65,6 +65,7 @@ std::vector<RunOutcome> run_duet_round(std::vector<PreparedRun> sides, const Run
     s.argv = {program};
     const auto args = run_command(side.config, side.outcome, db->location(), quiet);
     s.argv.insert(s.argv.end(), args.begin(), args.end());
+    if (extend) s.argv.push_back("--lockstep-times");  // its steps' times, for the rounds' choice
     // A side that launches workers shares its threads out between them, as this process would.
     s.env = {{"TWINBENCH_THREADS", std::to_string(side.threads * side.processes)},
              {"TWINBENCH_ERROR_FILE", logs.file(fmt::format("side{}.err", i))}};
@@ -76,6 +77,10 @@ std::vector<RunOutcome> run_duet_round(std::vector<PreparedRun> sides, const Run
   options.conduct.step_timeout = std::chrono::duration<double>(o.step_timeout_s);
   options.conduct.should_stop = [] { return stop_requested(); };
   options.cpus_per_side = sides.front().threads * sides.front().processes;
+  if (extend) {  // every side runs the same case: the same planned steps
+    options.conduct.planned_steps = sides.front().config.train.steps;
+    options.conduct.extend = extend;
+  }
   DuetResult duet;
   try {
     duet = run_duet(spawns, order, options);
@@ -93,12 +98,19 @@ std::vector<RunOutcome> run_duet_round(std::vector<PreparedRun> sides, const Run
   for (size_t i = 0; i < sides.size(); ++i) {
     RunOutcome r = sides[i].outcome;
     collect_outcome(*db, r, unfinished(duet, i, first_line_of(logs.file(fmt::format("side{}.err", i)))));
+    try {  // its rounds, for the duet's two levels (a store that cannot answer: none)
+      r.steps = db->steps(r.run_id);
+    } catch (const std::exception&) {
+      r.steps.clear();
+    }
     if (!o.store) r.run_id.clear();
     out.push_back(std::move(r));
   }
   if (o.progress)
-    log << fmt::format("{} #{}: {} in lockstep, {} rounds in {:.1f} s{}\n", out.front().case_name, out.front().repeat,
-                       names_of(sides), duet.conducted.rounds, duet.seconds,
+    log << fmt::format("{} #{}: {} in lockstep, {} rounds{} in {:.1f} s (ready after {:.1f} s){}\n",
+                       out.front().case_name, out.front().repeat, names_of(sides), duet.conducted.rounds,
+                       duet.conducted.extended > 0 ? fmt::format(" ({} added)", duet.conducted.extended) : "",
+                       duet.seconds, duet.conducted.start_s,
                        duet.conducted.failed_side < 0
                            ? ""
                            : fmt::format("; {} {}: the duet ended", sides[duet.conducted.failed_side].outcome.variant,
@@ -133,17 +145,27 @@ std::string duet_refusal(const std::vector<PreparedRun>& sides, const RunnerOpti
   }
   if (const std::string reason = skip_reason(first.config, processes, device); !reason.empty())
     return fmt::format("its {} sides do not fit in memory at once: {}", sides.size(), reason);
+  // Resident, not tensors alone: what every process of every side will hold
+  // with a margin for the rest of the host (docs/performance.md, "Resident memory").
+  const Plan plan = make_plan(first.config, static_cast<int>(first.config.dist.nproc), plan_target(device));
+  const double each = resident_estimate_bytes(plan), capacity = static_cast<double>(plan.device_capacity_bytes);
+  const double reserve = std::max(double(1LL << 30), kHostReserveShare * capacity);
+  if (each * processes > capacity - reserve)
+    return fmt::format("its {} sides' {} processes would hold an estimated {:.1f} GiB resident ({:.2f} GiB each), "
+                       "more than this host's {:.1f} GiB less {:.1f} GiB kept free",
+                       sides.size(), processes, each * processes / double(1LL << 30), each / double(1LL << 30),
+                       capacity / double(1LL << 30), reserve / double(1LL << 30));
   return "";
 }
 
 std::vector<RunOutcome> run_round(const RunConfig& config, const std::vector<std::string>& variants, int repeat,
                                   const RunnerOptions& options, std::mt19937_64& order, std::ostream& log,
-                                  std::string* refusal) {
+                                  std::string* refusal, const DuetExtension& extend) {
   std::vector<PreparedRun> sides;
   for (const auto& v : variants) sides.push_back(prepare_run(config, v, repeat, options, "lockstep"));
   const std::string why = duet_refusal(sides, options);
   if (refusal) *refusal = why;
-  if (why.empty()) return run_duet_round(std::move(sides), options, order, log);
+  if (why.empty()) return run_duet_round(std::move(sides), options, order, log, extend);
   std::vector<RunOutcome> out;
   for (const auto& v : variants) {
     if (stop_requested()) break;

@@ -10,11 +10,14 @@
 // another, as run-level pairs, and says why.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "harness/base/lockstep.h"
 #include "harness/run/exec/runner.h"
 
 namespace twinbench {
@@ -28,8 +31,14 @@ std::string duet_refusal(const std::vector<PreparedRun>& sides, const RunnerOpti
 // Outcomes in the order of `variants`. `order` draws each duet round's order;
 // `log` gets one line per duet (and the refusal, once per call site's choice:
 // `refusal` is set to it).
+//
+// `extend` (the adaptive matrix's rounds, docs/verdicts.md §11): called before
+// the round that would begin the sides' last planned step with what the duet
+// has shown, it returns the steps to add to every side (0: end as planned).
+// Only a duet is extended; run-level pairs run their planned steps.
+using DuetExtension = std::function<int64_t(const lockstep::RoundsSoFar&)>;
 std::vector<RunOutcome> run_round(const RunConfig& config, const std::vector<std::string>& variants, int repeat,
                                   const RunnerOptions& options, std::mt19937_64& order, std::ostream& log,
-                                  std::string* refusal = nullptr);
+                                  std::string* refusal = nullptr, const DuetExtension& extend = {});
 
 }  // namespace twinbench

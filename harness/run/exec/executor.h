@@ -40,6 +40,10 @@ struct RunOutcome {
   std::string config_json = "{}", provenance_json = "{}";
   // A profiled run's why.* rows (compare/profile_record.h), stored beside its metrics.
   std::vector<std::pair<std::string, std::optional<double>>> profile_rows;
+  // A duet side's steps, read back from the store after its duet: the rounds
+  // of its duet (compare/duet_rounds.h) for the adaptive matrix and the
+  // tables after `run`/`matrix`. Empty for other runs.
+  std::vector<StepRecord> steps;
 };
 
 // `twinbench profile`: in-process runs observe their ops from step `from_step` on
@@ -73,15 +77,19 @@ struct RunnerOptions {
   // its op profile and memory at the peak stored as why.* rows, its times never
   // judged. In-process runs only; others are recorded as skipped.
   bool profile_run = false;
-  // Runs of the adaptive matrix (run/exec/adaptive.h): the pair counts each case
-  // looks at, recorded in every run's provenance for the reports (empty = fixed repeats).
+  // Runs of a sequential procedure, recorded in every run's provenance for the
+  // reports: the pair counts `ab` looks at (error spending), or, without a
+  // plan, the looks each case of the adaptive matrix may take (Bonferroni over
+  // them, run/exec/adaptive.h). Empty and 0: fixed repeats.
   std::vector<int> sequential_plan;
+  int sequential_looks = 0;
   // Lockstep (docs/verdicts.md §1). In a duet's side (`run --lockstep-fd N`):
   // the duet's end, which every step waits on for its turn (a launched job's
   // rank 0 holds it); -1: not a side. In the process that runs a round of
   // several implementations: whether they run as a lockstep duet where they
   // can (else one run after another), and the bound on a side's step.
   int lockstep_fd = -1;
+  bool lockstep_times = false;  // a side reports each step's time to its conductor (lockstep.h 't')
   bool lockstep = true;
   double step_timeout_s = 300;
 };

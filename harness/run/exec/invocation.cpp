@@ -30,6 +30,13 @@ namespace {
 // built-in `eager`) run as commands; every other name must be registered.
 void check_variants(const std::vector<RunConfig>& configs, const InvocationOptions& o) {
   if (o.variants.empty()) throw ConfigError("command line", "--variant", "no implementation given");
+  for (size_t i = 0; i < o.variants.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (o.variants[i] == o.variants[j])
+        throw ConfigError("command line", "--variant",
+                          fmt::format("'{}' is given twice, and its runs would be one column; to run the same "
+                                      "implementation as two sides (an A/A matrix) tag the second: {}@aa",
+                                      o.variants[i], o.variants[i]));
   const auto builtin = variant_names();
   for (const auto& v : o.variants) {
     const bool external =
@@ -118,6 +125,7 @@ compare::RunView view_of(const RunOutcome& r, const std::string& group_id) {
   if (r.metrics)
     for (const auto& [name, value] : metrics::to_list(*r.metrics)) v.metrics[name] = value;
   for (const auto& [name, value] : r.profile_rows) v.metrics[name] = value;
+  v.steps = r.steps;  // a duet side's: its rounds
   return v;
 }
 
@@ -132,7 +140,7 @@ void add_adaptive(compare::RunTables& tables, const AdaptiveResult& adaptive) {
   compare::AdaptiveSummary summary{{}, adaptive.seconds, adaptive.levels};
   for (const auto& p : adaptive.cases) {
     summary.cases.push_back({p.case_name, p.pairs, !p.verdict.empty(), p.decisive, p.verdict, p.change,
-                             p.stopped_because, p.seconds});
+                             p.stopped_because, p.seconds, p.duets, p.rounds, p.noise});
     for (auto& t : tables.tables)
       if (t.case_name == p.case_name)
         t.note = fmt::format("{} {}{}, {}", p.pairs, p.duets ? "lockstep duet" : "interleaved pair",
@@ -187,6 +195,7 @@ Invocation run_invocation(const std::vector<RunConfig>& configs_in, const Invoca
   runner.lockstep = o.lockstep;
   runner.step_timeout_s = o.step_timeout_s;
   runner.lockstep_fd = o.lockstep_fd;
+  runner.lockstep_times = o.lockstep_times;
   // Only a launched job's rank 0 inherits the end, not the other processes this one starts.
   if (o.lockstep_fd >= 0 && (!world || world->rank() == 0)) fcntl(o.lockstep_fd, F_SETFD, FD_CLOEXEC);
   if (o.db && (!world || world->rank() == 0)) {  // rank 0 alone writes

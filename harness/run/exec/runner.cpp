@@ -91,6 +91,8 @@ PreparedRun prepare_run(const RunConfig& config_in, const std::string& variant_n
   if (!o.sequential_plan.empty()) {
     prov.sequential_plan = o.sequential_plan;
     prov.sequential_looks = static_cast<int>(o.sequential_plan.size());
+  } else if (o.sequential_looks > 0) {
+    prov.sequential_looks = o.sequential_looks;
   }
   if (o.profile_run) prov.run_role = "profile";
   prov.pairing = o.lockstep_fd >= 0 ? "lockstep" : pairing;
@@ -126,6 +128,13 @@ RunOutcome run_one(const RunConfig& config, const std::string& variant_name, int
 }
 
 std::string case_label(const RunConfig& c) { return c.case_name.empty() ? "preset:" + c.model.preset : c.case_name; }
+
+double resident_estimate_bytes(const Plan& plan) {
+  // The runtime: this process's peak RSS before it trains (LibTorch and its pools),
+  // at least the 250 MiB a side holds before its first tensor.
+  const double runtime = std::max(static_cast<double>(memory::peak_rss_bytes()), double(250LL << 20));
+  return kResidentFactor * static_cast<double>(plan.required_bytes) + runtime;
+}
 
 std::string skip_reason(const RunConfig& c, int processes, const torch::Device& device) {
   // Per device, over the job's ranks (what each holds when sharded).

@@ -12,6 +12,7 @@
 
 #include "harness/base/config.h"
 #include "harness/run/exec/executor.h"
+#include "harness/run/plan/plan.h"
 
 namespace twinbench {
 
@@ -21,6 +22,17 @@ namespace twinbench {
 // fit the host's RAM (one process: the estimate alone, as `twinbench plan` says).
 // (A case's requires.device is settled before, by choose_device.)
 std::string skip_reason(const RunConfig& config, int processes = 1, const torch::Device& device = torch::kCPU);
+// What one process of a run of `plan` holds resident on the CPU: the plan's
+// tensors, what the allocator's cache and the heap hold beyond them
+// (kResidentFactor), and the runtime a twinbench process holds before it
+// trains. Measured on this host (docs/performance.md, "Resident memory"):
+// peak RSS over the plan's estimate 1.28-1.29 for 06_1b and 07_8b's ranks,
+// 0.24-0.30 GiB above it for the small cases.
+inline constexpr double kResidentFactor = 1.25;
+double resident_estimate_bytes(const Plan& plan);
+// The share of the host's memory a duet leaves free (at least 1 GiB): the
+// kernel, the page cache of the binaries, the conductor.
+inline constexpr double kHostReserveShare = 0.05;
 
 // Runs every config with every variant `repeats` times (in that nesting: each
 // repeat one round of the variants, a lockstep duet where it can be,
