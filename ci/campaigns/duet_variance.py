@@ -17,12 +17,21 @@ checkpoint or stall). Kalibera & Jones's two levels then follow: var(duet
 estimate) = var_between + var_round / rounds, so var_between = var(gm over
 duets) - mean(var_round) / rounds.
 
-    duet_variance.py STORE --side-key variant|branch --a NAME --b NAME [--tsv]
+    duet_variance.py STORE --side-key variant|branch --a NAME --b NAME [--tsv] [--model MODEL.tsv]
 
 prints one row per (case, design) with the replicates, the sd of each
 estimator across replicates (the figure a sequential test's intervals scale
 with), the within-duet round sd, the between-duet sd and the seconds per
 replicate (wall time of its runs, from their started/finished stamps).
+
+Since issue #60 a duet's estimate is tm, the 20%-trimmed mean of its rounds'
+ln(b/a), with Tukey & McLaughlin's within variance (harness/stats/duets.h);
+per case: the sd of tm across duets, the mean within standard error, the
+between-duet sd (what is left: sqrt(max(0, var(tm) - mean within var))), the
+winsorized sd of one round, and a duet's costs: a steady round (the sides'
+median steady steps added) and the rest (the duet's wall time less its steady
+rounds). --model writes them as twinbench_verdict_sim matrix-model reads them:
+CASE, change, between sd, round sd, duet overhead s, round s, planned rounds.
 """
 import argparse
 import collections
@@ -48,6 +57,19 @@ def chi2_interval(s, n, level=0.9):
         return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
     a = (1 - level) / 2
     return (s * math.sqrt(df / q(1 - a)), s * math.sqrt(df / q(a)))
+
+
+def trimmed(d, g=0.2):
+    """The 20%-trimmed mean, its Tukey-McLaughlin variance and the winsorized sd (harness/stats/duets.cpp)."""
+    d = sorted(d)
+    r = len(d)
+    k = int(math.floor(g * r))
+    tm = statistics.fmean(d[k:r - k])
+    w = d[:]
+    for j in range(k):
+        w[j], w[r - 1 - j] = d[k], d[r - 1 - k]
+    sw = statistics.stdev(w)
+    return tm, sw * sw / ((1 - 2 * k / r) ** 2 * r), sw
 
 
 def load(db, side_key):
@@ -90,6 +112,8 @@ def main():
     ap.add_argument("--b", required=True)
     ap.add_argument("--tsv", action="store_true")
     ap.add_argument("--json", help="also write the per-replicate values here")
+    ap.add_argument("--model", help="also write the lockstep cases as twinbench_verdict_sim matrix-model reads them")
+    ap.add_argument("--planned", default="", help="CASE=ROUNDS,...: the steady rounds each case's config plans (default 6)")
     o = ap.parse_args()
     cells = collections.defaultdict(lambda: collections.defaultdict(list))
     for (group, case, k), sides in sorted(load(o.store, o.side_key).items()):
@@ -110,8 +134,16 @@ def main():
                 c["mr"].append(statistics.median(d))
                 c["round_var"].append(statistics.variance(d))
                 c["rounds"].append(len(d))
+                tm, within, sw = trimmed(d)
+                c["tm"].append(tm)
+                c["tm_within"].append(within)
+                c["tm_round_sd"].append(sw)
+                round_s = statistics.median(a["steps"].values()) + statistics.median(b["steps"].values())
+                c["round_s"].append(round_s)
+                c["overhead_s"].append(seconds_of([a, b]) - len(d) * round_s)
     header = ["case", "design", "replicates", "steady rounds", "sd med", "sd med 90% range", "sd gm", "sd mr",
-              "round sd", "between sd", "mean ln ratio (med)", "s per replicate"]
+              "round sd", "between sd", "mean ln ratio (med)", "s per replicate", "sd tm", "tm within se",
+              "tm between sd", "tm round sd", "round s", "duet overhead s"]
     rows = []
     for (case, design), c in sorted(cells.items()):
         n = len(c["med"])
@@ -128,11 +160,34 @@ def main():
         else:
             row += ["-", f"{100 * s_med:.2f}%", f"{100 * lo:.1f}-{100 * hi:.1f}%", "-", "-", "-", "-"]
         row += [f"{100 * statistics.fmean(c['med']):+.2f}%", f"{statistics.fmean(c['seconds']):.1f}"]
+        if design == "lockstep" and c["tm"]:
+            w = statistics.fmean(c["tm_within"])
+            between = math.sqrt(max(0.0, sd(c["tm"]) ** 2 - w)) if len(c["tm"]) >= 2 else float("nan")
+            c["model"] = [math.expm1(statistics.fmean(c["tm"])), between, statistics.fmean(c["tm_round_sd"]),
+                          statistics.fmean(c["overhead_s"]), statistics.fmean(c["round_s"])]
+            row += [f"{100 * sd(c['tm']):.2f}%", f"{100 * math.sqrt(w):.2f}%", f"{100 * between:.2f}%",
+                    f"{100 * statistics.fmean(c['tm_round_sd']):.2f}%", f"{statistics.fmean(c['round_s']):.2f}",
+                    f"{statistics.fmean(c['overhead_s']):.1f}"]
+        else:
+            row += ["-"] * 6
         rows.append(row)
     sep = "\t" if o.tsv else "  "
     print(sep.join(header))
     for row in rows:
         print(sep.join(row))
+    if o.model:
+        planned = dict(kv.split("=") for kv in o.planned.split(",") if kv)
+        known = [c["model"][1] for (case, design), c in cells.items() if "model" in c and math.isfinite(c["model"][1])]
+        # A case of one duet shows no between-duet sd of its own: the others' root mean square.
+        fallback = math.sqrt(statistics.fmean([b * b for b in known])) if known else 0.01
+        with open(o.model, "w") as f:
+            for (case, design), c in sorted(cells.items()):
+                if "model" not in c:
+                    continue
+                change, between, round_sd, overhead, round_s = c["model"]
+                between = between if math.isfinite(between) else fallback
+                f.write(f"{case}\t{change:.5f}\t{between:.5f}\t{round_sd:.5f}\t{overhead:.2f}\t{round_s:.3f}\t"
+                        f"{planned.get(case, 6)}\n")
     if o.json:
         with open(o.json, "w") as f:
             json.dump({f"{k[0]}|{k[1]}": v for k, v in cells.items()}, f, indent=1)

@@ -43,6 +43,13 @@ std::string describe_hardware(const std::vector<const RunView*>& runs, std::set<
   return out;
 }
 
+// Whether any timing verdict of `c` rests on an interval: without one no level is printed.
+bool has_interval(const Comparison& c) {
+  return std::any_of(c.metrics.begin(), c.metrics.end(), [](const MetricComparison& m) {
+    return m.spec.judge == metrics::Judge::kTime && m.estimate && m.estimate->interval;
+  });
+}
+
 double tolerance_of(const RunView& run) {
   const auto text = run.config_value("measure.parity_tolerance");
   return text.empty() ? 1e-5 : std::stod(text);
@@ -256,6 +263,8 @@ Comparison judge(const Prepared& p, const Levels& levels, const CompareOptions& 
     if (severity(m.verdict) > severity(c.worst)) c.worst = m.verdict;
     c.metrics.push_back(std::move(m));
   }
+  // No level where there is no interval (one duet and nothing to borrow, one run a side).
+  if (!has_interval(c)) c.levels = "no interval, so no level: too few replicates, and no noise to borrow";
   if (o.parity && !c.runs_a.empty() && !c.runs_b.empty() && !c.runs_a.front()->steps.empty() &&
       !c.runs_b.front()->steps.empty()) {
     c.parity = stats::loss_parity(c.runs_a.front()->losses(), c.runs_b.front()->losses(),
@@ -312,6 +321,7 @@ const char* to_string(Pairing p) {
 }
 
 std::string ci_label(const Comparison& c) {
+  if (!c.metrics.empty() && !has_interval(c)) return "no interval";
   const auto pct = [](double conf) { return stats::format_level(conf); };
   if (pct(c.confidence) == pct(c.secondary_confidence)) return pct(c.confidence) + " CI";
   return fmt::format("{} CI; secondary {}", pct(c.confidence), pct(c.secondary_confidence));
