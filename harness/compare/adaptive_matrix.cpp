@@ -59,9 +59,12 @@ stats::BetweenNoise AdaptiveMatrix::pooled() const {
 }
 
 std::optional<stats::BetweenNoise> AdaptiveMatrix::borrowed_for(size_t c) const {
-  (void)c;  // its own duets count too: a case's deviations from its own mean are independent of that mean
+  // Its own duets count too (a case's deviations from its own mean are
+  // independent of that mean), but borrowing from no one but itself is its own
+  // noise again: only with another case.
   std::vector<std::vector<stats::DuetEstimate>> others;
   size_t cases = 0;
+  bool other = false;
   for (size_t o = 0; o < states_.size(); ++o) {
     bool counted = false;
     for (const auto& duets : states_[o].estimates)
@@ -70,9 +73,10 @@ std::optional<stats::BetweenNoise> AdaptiveMatrix::borrowed_for(size_t c) const 
         counted = true;
       }
     cases += counted ? 1 : 0;
+    other = other || (counted && o != c);
   }
   stats::BetweenNoise pool = stats::pool_between(others);
-  if (!pool.known()) return std::nullopt;
+  if (!pool.known() || !other) return std::nullopt;
   pool.source = pooled_from(cases, pool.duets, "of this matrix");
   return pool;
 }

@@ -121,7 +121,11 @@ void borrow_between(std::vector<Prepared>& prepared) {
       cases.insert(q.input->case_name);
     }
     stats::BetweenNoise pool = stats::pool_between(others);
-    if (!pool.known()) continue;
+    // Borrowing from no one but itself is its own noise again: only with another comparison.
+    const bool other = std::any_of(prepared.begin(), prepared.end(), [&](const Prepared& q) {
+      return &q != &p && q.lockstep && q.timing_judged && q.hardware == p.hardware && q.duets.size() >= 2;
+    });
+    if (!pool.known() || !other) continue;
     pool.source = pooled_from(cases.size(), pool.duets, "of these runs");
     p.borrowed = pool;
   }

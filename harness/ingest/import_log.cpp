@@ -250,6 +250,14 @@ ImportedRun build_imported_run(const ParsedLog& log, const std::string& path, co
     // A log without training losses (modded-nanogpt's): unknown, not invented.
     if ((name == "final_loss" || name == "first_loss") && value && std::isnan(*value)) value.reset();
   }
+  // A metric only some runs have (kWhenPresent: the reserved peak of a caching
+  // allocator) that the log states under its name: kept too.
+  for (const auto& [name, value] : log.figures) {
+    const metrics::Metric* metric = metrics::find(name);
+    const bool listed = std::any_of(out.metric_list.begin(), out.metric_list.end(),
+                                    [&](const auto& item) { return item.first == name; });
+    if (metric && !listed && log.figures_as_stored) out.metric_list.emplace_back(name, value);
+  }
 
   store::RunRecord& r = out.run;
   r.run_id = import_run_id(log.sha256, o.case_name, o.variant);

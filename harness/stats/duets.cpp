@@ -146,6 +146,13 @@ RatioEstimate estimate_duets(const std::vector<DuetEstimate>& duets, const std::
       // zero from few duets carries little of Satterthwaite's weight, yet the
       // pool may be off by the chi-square's spread of its df.
       const double df = std::clamp(duet_var * duet_var / terms, 1.0, std::max(1.0, borrowed->df));
+      // Borrowing must bring more than the duets' own n - 1 degrees of freedom (a
+      // choice by information, never by width): else its own.
+      if (n >= 2 && df < nn - 1) {
+        e.noise = NoiseSource::kReplicates;
+        e.log_sd = std::sqrt(own_var);
+        return with_interval(e, center, std::sqrt(own_var / nn), nn - 1, confidence);
+      }
       e.noise = NoiseSource::kBorrowed;
       e.noise_from = borrowed->source;
       e.log_sd = std::sqrt(duet_var);

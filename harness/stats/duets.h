@@ -20,7 +20,9 @@
 //                     hardware: pool_between), plus the case's own rounds; t
 //                     with Welch-Satterthwaite df. One duet has an interval.
 //   A case whose own duets spread more than the borrowed noise says (an F test
-//   at kNoiseFitAlpha) falls back to its own.
+//   at kNoiseFitAlpha) falls back to its own, as does one whose own n - 1
+//   degrees of freedom are more than borrowing would give (a choice by
+//   information, never by the width it would give).
 //
 // Why the paired trimmed mean, not the ratio of the sides' medians per duet
 // that runs of a duet used to give: over the same rounds, its within-duet

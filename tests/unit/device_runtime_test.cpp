@@ -20,6 +20,7 @@
 #include "harness/run/exec/device_choice.h"
 #include "models/device/cuda/cuda_runtime.h"
 #include "models/device/kinds.h"
+#include "models/device/counting_allocator.h"
 #include "models/device/runtime.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -117,22 +118,37 @@ TEST(DeviceRuntime, CpuPeaksAreTheCountingAllocatorsExactBytes) {
   const device::DeviceRuntime& runtime = device::runtime_for(cpu);
   device::install_memory_counting();
   device::install_memory_counting();  // idempotent: a second install counts nothing twice
+  runtime.release_cached(cpu);
   runtime.reset_peak(cpu);
   const device::MemoryStats before = runtime.memory(cpu);
   EXPECT_EQ(before.peak_allocated, before.allocated);
-  EXPECT_FALSE(before.peak_reserved);  // the CPU allocator caches nothing
+  ASSERT_TRUE(before.peak_reserved);  // tensors plus the blocks cached for reuse
+  EXPECT_EQ(*before.peak_reserved, before.allocated);
+  const void* first = nullptr;
   {
     const auto a = torch::empty({1 << 18}, torch::kFloat);  // exactly 1 MiB
+    first = a.data_ptr();
     EXPECT_EQ(runtime.memory(cpu).allocated - before.allocated, 1 << 20);
     const auto b = torch::empty({1 << 17}, torch::kDouble);  // another MiB
     EXPECT_EQ(runtime.memory(cpu).allocated - before.allocated, 2 << 20);
   }
   const device::MemoryStats after = runtime.memory(cpu);
-  EXPECT_EQ(after.allocated, before.allocated);  // both freed
+  EXPECT_EQ(after.allocated, before.allocated);  // both freed: the count is the tensors', exact
   EXPECT_EQ(after.peak_allocated - before.allocated, 2 << 20);
+  EXPECT_EQ(device::cached_bytes(), 2 * ((1 << 20) + 64));  // both kept (each with its 64-byte header)
+  {
+    // A request of the same size gets a kept block back: no new memory from the system.
+    const auto again = torch::empty({1 << 18}, torch::kFloat);
+    EXPECT_TRUE(again.data_ptr() == first || device::cached_bytes() == (1 << 20) + 64);
+    EXPECT_EQ(device::cached_bytes(), (1 << 20) + 64);
+  }
   runtime.reset_peak(cpu);
   EXPECT_EQ(runtime.memory(cpu).peak_allocated, runtime.memory(cpu).allocated);
-  runtime.release_cached(cpu);  // nothing cached: a no-op, not an error
+  runtime.release_cached(cpu);  // the cache given back
+  EXPECT_EQ(device::cached_bytes(), 0);
+  // Smaller blocks are never cached.
+  { const auto small = torch::empty({1000}, torch::kFloat); }
+  EXPECT_EQ(device::cached_bytes(), 0);
 }
 
 TEST(DeviceRuntime, CpuStepTimeIsTheHostClock) {
