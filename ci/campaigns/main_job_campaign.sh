@@ -91,13 +91,15 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         if g:
             undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
     groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms))
-print("| threads | budget s | max duets | runs | matrix wall (min) | decisive cases | loss alarms | duets per case | verdicts (case: duets, step time) | what would decide the others |")
-print("|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+# Regressed or improved step times: false alarms when both sides are one implementation (VARIANTS=x,x@aa).
+print("| threads | budget s | max duets | runs | matrix wall (min) | decisive cases | loss alarms | step time regressed or improved | duets per case | verdicts (case: duets, step time) | what would decide the others |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
 for (t, b, m), runs in sorted(groups.items()):
     walls = [w for w, _, _, _ in runs]
     decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _, _ in runs]
     ran = [len(cases) for _, cases, _, _ in runs]
     alarms = " / ".join(str(a) for _, _, _, a in runs)
+    moved = " / ".join(str(sum(v in ("regressed", "improved") for _, _, v, _ in cases)) for _, cases, _, _ in runs)
     per_case = defaultdict(list)
     for _, cases, _, _ in runs:
         for name, pairs, verdict, change in cases:
@@ -106,7 +108,7 @@ for (t, b, m), runs in sorted(groups.items()):
     pairs = [p for _, cases, _, _ in runs for _, p, _, _ in cases]
     others = "; ".join(u for _, _, undecided, _ in runs for u in undecided) or "-"
     print(f"| {t} | {b} | {m} | {len(runs)} | {sum(walls) / len(walls) / 60:.1f} (max {max(walls) / 60:.1f}) | "
-          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {alarms} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
+          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {alarms} | {moved} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
 PY
 cat "$out/table.md"
 echo "(outputs in $out; the demo adds setup, build, calibration and plan to the matrix's wall time)" >&2
