@@ -64,10 +64,35 @@ for t in ${THREADS:-1}; do
     done
   done
 done
-python3 - "$out" > "$out/table.md" <<'PY'
-import glob, json, re, sys
+python3 - "$out" "$variants" > "$out/table.md" <<'PY'
+import glob, json, math, re, sqlite3, statistics, sys
 from collections import defaultdict
 out = sys.argv[1]
+
+
+def trimmed_mean(x, g=0.2):
+    x = sorted(x)
+    k = int(g * len(x))
+    return statistics.mean(x[k:len(x) - k])
+
+
+def duet_spread(db, a, b):
+    """Per case of 4 or more duets, the sd of its duets' 20%-trimmed mean of ln(b/a) over
+    their steady rounds (what a verdict judges, stats/duets.h), read from the run's store."""
+    rows = sqlite3.connect(db).execute(
+        "SELECT r.case_name, r.variant, r.repeat_index, s.step, s.step_time_s FROM runs r JOIN steps s USING (run_id)"
+        " WHERE r.status = 'completed' AND s.is_warmup = 0 AND s.is_eval = 0 AND s.step_time_s > 0").fetchall()
+    rounds = defaultdict(dict)
+    for case, variant, repeat, step, t in rows:
+        rounds[(case, repeat, step)][variant] = t
+    duets = defaultdict(lambda: defaultdict(list))
+    for (case, repeat, _), sides in rounds.items():
+        if a in sides and b in sides:
+            duets[case][repeat].append(math.log(sides[b] / sides[a]))
+    return {case: statistics.stdev([trimmed_mean(x) for x in by.values() if len(x) >= 2])
+            for case, by in duets.items() if sum(len(x) >= 2 for x in by.values()) >= 4}
+
+
 groups = defaultdict(list)
 for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
     m = re.match(r".*/t(\d+)-b(\d+)-m(\d+)-(\d+)\.json$", f)
@@ -90,25 +115,28 @@ for f in sorted(glob.glob(f"{out}/t*-b*-m*-*.json")):
         g = re.match(r"\s+(\S+)\s+\d+\s+.*?((?:budget spent|maximum of|its interval reached).*)$", line.rstrip())
         if g:
             undecided.append(f"{g.group(1)}: {g.group(2).strip()}")
-    groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms))
+    db = f.replace(".json", ".db")
+    spread = duet_spread(db, *sys.argv[2].split(",", 1)) if glob.glob(db) else {}
+    groups[m.groups()[:3]].append((wall, cases, undecided, loss_alarms, spread))
 # Regressed or improved step times: false alarms when both sides are one implementation (VARIANTS=x,x@aa).
-print("| threads | budget s | max duets | runs | matrix wall (min) | decisive cases | loss alarms | step time regressed or improved | duets per case | verdicts (case: duets, step time) | what would decide the others |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+print("| threads | budget s | max duets | runs | matrix wall (min) | decisive cases | loss alarms | step time regressed or improved | duets per case | sd of a duet's trimmed mean (cases of 4+ duets) | verdicts (case: duets, step time) | what would decide the others |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
 for (t, b, m), runs in sorted(groups.items()):
-    walls = [w for w, _, _, _ in runs]
-    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _, _ in runs]
-    ran = [len(cases) for _, cases, _, _ in runs]
-    alarms = " / ".join(str(a) for _, _, _, a in runs)
-    moved = " / ".join(str(sum(v in ("regressed", "improved") for _, _, v, _ in cases)) for _, cases, _, _ in runs)
+    walls = [w for w, _, _, _, _ in runs]
+    decisive = [sum(v != "inconclusive" for _, _, v, _ in cases) for _, cases, _, _, _ in runs]
+    ran = [len(cases) for _, cases, _, _, _ in runs]
+    alarms = " / ".join(str(a) for _, _, _, a, _ in runs)
+    moved = " / ".join(str(sum(v in ("regressed", "improved") for _, _, v, _ in cases)) for _, cases, _, _, _ in runs)
     per_case = defaultdict(list)
-    for _, cases, _, _ in runs:
+    for _, cases, _, _, _ in runs:
         for name, pairs, verdict, change in cases:
             per_case[name].append(f"{pairs} {verdict} {change}")
     detail = "; ".join(f"{n}: " + " / ".join(v) for n, v in per_case.items())
-    pairs = [p for _, cases, _, _ in runs for _, p, _, _ in cases]
-    others = "; ".join(u for _, _, undecided, _ in runs for u in undecided) or "-"
+    pairs = [p for _, cases, _, _, _ in runs for _, p, _, _ in cases]
+    others = "; ".join(u for _, _, undecided, _, _ in runs for u in undecided) or "-"
+    spreads = " / ".join(", ".join(f"{c} {100 * v:.2f}%" for c, v in sorted(sp.items())) or "-" for *_, sp in runs)
     print(f"| {t} | {b} | {m} | {len(runs)} | {sum(walls) / len(walls) / 60:.1f} (max {max(walls) / 60:.1f}) | "
-          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {alarms} | {moved} | {sum(pairs) / max(1, len(pairs)):.1f} | {detail} | {others} |")
+          f"{' / '.join(f'{d} of {r}' for d, r in zip(decisive, ran))} | {alarms} | {moved} | {sum(pairs) / max(1, len(pairs)):.1f} | {spreads} | {detail} | {others} |")
 PY
 cat "$out/table.md"
 echo "(outputs in $out; the demo adds setup, build, calibration and plan to the matrix's wall time)" >&2

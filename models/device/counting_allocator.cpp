@@ -61,10 +61,11 @@ class BlockCache {
     const auto it = by_size_.find(bytes);
     if (it == by_size_.end() || it->second.empty()) return nullptr;
     const auto entry = it->second.back();
+    void* const block = entry->block;  // read before erase frees the node
     it->second.pop_back();
     order_.erase(entry);
     cached_ -= bytes;
-    return entry->block;
+    return block;
   }
   // Keeps `block`; gives back the oldest blocks beyond the cap.
   void keep(void* block, size_t bytes) {

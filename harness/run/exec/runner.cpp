@@ -71,7 +71,7 @@ PreparedRun prepare_run(const RunConfig& config_in, const std::string& variant_n
   o.device = choice.device;
   if (o.world) config.dist.nproc = o.world->size();  // the job's size is the truth
   if (o.repeat_index >= 0) repeat = o.repeat_index;
-  p.outcome = RunOutcome{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}};
+  p.outcome = RunOutcome{"", case_label(config), variant_name, repeat, RunStatus::running, "", std::nullopt, {}, "{}", "{}", {}, {}};
   Provenance prov = collect_provenance(o.labels);
   prov.libtorch_version = compat::torch_version();
   describe_device(o.device, prov);
